@@ -1,0 +1,128 @@
+"""Accounts on disk: ``DATA_ROOT/accounts/<uuid>/account.json``.
+
+Every process that writes to the graph validates ACCOUNT_ID against this set at start.
+The result is a :class:`ValidatedAccount`, the only thing the write primitive accepts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .config import Settings
+from .errors import AccountError, ValidationError
+from .logs import log_line, short
+
+
+@dataclass(frozen=True)
+class Account:
+    account_id: str
+    name: str
+    created_at: str
+    path: Path
+
+    def as_dict(self) -> dict[str, str]:
+        return {"accountId": self.account_id, "name": self.name, "createdAt": self.created_at, "path": str(self.path)}
+
+
+@dataclass(frozen=True)
+class ValidatedAccount:
+    """An account id checked against the on-disk account set. Build it only via validate_*."""
+
+    account_id: str
+    data_root: Path
+
+
+def accounts_dir(data_root: Path) -> Path:
+    return Path(data_root) / "accounts"
+
+
+def _canonical_uuid(value: str) -> str | None:
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+def list_accounts(data_root: Path) -> list[Account]:
+    root = accounts_dir(data_root)
+    if not root.is_dir():
+        return []
+    found: list[Account] = []
+    for entry in sorted(root.iterdir()):
+        meta = entry / "account.json"
+        if not entry.is_dir() or _canonical_uuid(entry.name) != entry.name or not meta.is_file():
+            continue
+        try:
+            data = json.loads(meta.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if data.get("accountId") != entry.name:
+            continue  # a copied or hand-edited folder whose id disagrees with its name is not an account
+        found.append(Account(entry.name, str(data.get("name", "")), str(data.get("createdAt", "")), meta))
+    return found
+
+
+def create_account(data_root: Path, name: str = "default", account_id: str | None = None) -> Account:
+    if account_id is not None:
+        canonical = _canonical_uuid(account_id)
+        if canonical is None:
+            raise ValidationError("accountId", f"{account_id!r} is not a UUID")
+        account_id = canonical
+    else:
+        account_id = str(uuid.uuid4())
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise ValidationError("name", "a non-empty name of at most 200 characters is required")
+    folder = accounts_dir(data_root) / account_id
+    meta = folder / "account.json"
+    if meta.exists():
+        raise ValidationError("accountId", f"account {account_id} already exists at {meta}")
+    folder.mkdir(parents=True, exist_ok=True)
+    created = datetime.now(UTC).isoformat()
+    tmp = meta.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"accountId": account_id, "name": name.strip(), "createdAt": created}, indent=2) + "\n")
+    os.replace(tmp, meta)
+    return Account(account_id, name.strip(), created, meta)
+
+
+def validate_account(data_root: Path, account_id: str | None) -> ValidatedAccount:
+    """Check an id against the on-disk set; raise AccountError(reason=missing|no-on-disk-account|mismatch)."""
+    if not account_id:
+        raise AccountError(
+            "missing",
+            "ACCOUNT_ID is not set: run `maxy account create` (it records the id in the config .env) "
+            "or export ACCOUNT_ID=<uuid> of an account listed by `maxy account list`",
+        )
+    accounts = list_accounts(data_root)
+    if not accounts:
+        raise AccountError(
+            "no-on-disk-account",
+            f"no account exists under {accounts_dir(data_root)}: run `maxy account create` "
+            "(or point DATA_ROOT at the data folder that holds your accounts)",
+        )
+    canonical = _canonical_uuid(account_id)
+    if canonical is None or canonical not in {a.account_id for a in accounts}:
+        raise AccountError(
+            "mismatch",
+            f"ACCOUNT_ID={account_id} matches no account under {accounts_dir(data_root)}: "
+            "use an id from `maxy account list`",
+        )
+    return ValidatedAccount(canonical, Path(data_root))
+
+
+def validate_account_id_env(settings: Settings) -> ValidatedAccount:
+    """Boot-time check for writing processes, with the ``[graph-health] account-id-env`` line."""
+    try:
+        validated = validate_account(settings.data_root, settings.ACCOUNT_ID)
+    except AccountError as err:
+        log_line("graph-health", "account-id-env", "FATAL", level=logging.ERROR, reason=err.reason)
+        raise
+    log_line(
+        "graph-health", "account-id-env", present=True, id=short(validated.account_id), matches_on_disk=True
+    )
+    return validated

@@ -1,0 +1,330 @@
+"""The ``maxy`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .config import config_dir, env_file, get_settings, load_settings, write_env_values
+from .errors import AccountError, MaxyError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Maxy: knowledge-graph memory for AI agents.")
+neo4j_app = typer.Typer(no_args_is_help=True, help="Run the local Neo4j server.")
+schema_app = typer.Typer(no_args_is_help=True, help="Indexes and constraints (schema.cypher).")
+account_app = typer.Typer(no_args_is_help=True, help="Accounts kept under DATA_ROOT/accounts.")
+app.add_typer(neo4j_app, name="neo4j")
+app.add_typer(schema_app, name="schema")
+app.add_typer(account_app, name="account")
+
+out = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly(fn: F) -> F:
+    """Operator-facing errors are one clear message and exit code 1, never a traceback."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MaxyError as exc:
+            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _runtime():
+    from .neo4j.runtime import Neo4jRuntime
+
+    return Neo4jRuntime.from_settings(load_settings())
+
+
+# ---------------------------------------------------------------------------------------
+@app.command()
+def version() -> None:
+    """Print the version."""
+    out.print(f"maxy {__version__}")
+
+
+@app.command()
+@friendly
+def setup(
+    json_out: bool = typer.Option(False, "--json", help="Print the final status as JSON."),
+    skip_neo4j: bool = typer.Option(False, help="Do not install or start the local server."),
+) -> None:
+    """Install and start everything: password, embedder files, Neo4j, an account, the schema."""
+    from .accounts import create_account, list_accounts
+    from .embeddings import get_embedder, is_onnx_model, resolve_dimensions
+
+    settings = load_settings()
+    # 1. Embedder settings recorded at install time.
+    values: dict[str, str] = {}
+    if not _env_has("EMBED_MODEL"):
+        values["EMBED_MODEL"] = settings.EMBED_MODEL
+    dims = resolve_dimensions(settings.EMBED_MODEL, settings.EMBED_DIMENSIONS)
+    if not _env_has("EMBED_DIMENSIONS"):
+        values["EMBED_DIMENSIONS"] = str(dims)
+    if values:
+        write_env_values(values)
+    if is_onnx_model(settings.EMBED_MODEL):
+        from .embeddings.tokenizer_fetch import ensure_tokenizer
+
+        err.print(f"embedder: {settings.EMBED_MODEL} (tokenizer {ensure_tokenizer()})")
+    # 2. Neo4j.
+    settings = load_settings()
+    if settings.neo4j_is_managed and not skip_neo4j:
+        from .neo4j.runtime import Neo4jRuntime, ensure_password
+
+        ensure_password(settings)
+        settings = load_settings()
+        runtime = Neo4jRuntime.from_settings(settings)
+        err.print("neo4j: installing (cached after the first run) ...")
+        runtime.install()
+        result = runtime.start()
+        err.print(f"neo4j: {result}")
+    # 3. Account.
+    if not list_accounts(settings.data_root):
+        account = create_account(settings.data_root, "default")
+        err.print(f"account: created {account.account_id}")
+        write_env_values({"ACCOUNT_ID": account.account_id})
+    elif not settings.ACCOUNT_ID:
+        first = list_accounts(settings.data_root)[0]
+        write_env_values({"ACCOUNT_ID": first.account_id})
+    settings = load_settings()
+    get_settings.cache_clear()
+    # 4. Schema.
+    from .db import Database
+    from .schema import apply_schema
+
+    embedder = get_embedder(settings)
+    with Database(settings) as db:
+        summary = apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+    err.print(f"schema: {summary['vectorIndexes']} vector indexes, entity_search online={summary['fulltext']}")
+    _print_status(settings, json_out)
+
+
+@app.command()
+@friendly
+def status(json_out: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Neo4j, indexes, embedder and account: healthy or what to do next."""
+    _print_status(load_settings(), json_out)
+
+
+def _print_status(settings: Any, json_out: bool) -> None:
+    from .status import collect_status
+
+    report = collect_status(settings)
+    if json_out:
+        emit_json(report)
+    else:
+        neo = report["neo4j"]
+        emb = report["embedder"]
+        acct = report["account"]
+        ok = "[green]ok[/green]"
+        bad = "[red]FAIL[/red]"
+        out.print(
+            f"neo4j     {ok if neo['reachable'] else bad}  {neo['uri']}  "
+            f"{neo.get('version', '')} {neo.get('edition', '')} {'(managed)' if neo['managed'] else '(external)'}"
+        )
+        out.print(f"embedder  {ok if emb['ok'] else bad}  {emb.get('name', emb['model'])} dims={emb.get('dimensions')}")
+        out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}")
+        if report["indexes"]:
+            table = Table("index", "type", "state", "labels", "dims")
+            for idx in report["indexes"]:
+                table.add_row(
+                    idx["name"], idx["type"], idx["state"], ",".join(idx["labels"]), str(idx["dimensions"] or "")
+                )
+            out.print(table)
+        for problem in report["problems"]:
+            out.print(f"[yellow]next step:[/yellow] {problem}", highlight=False)
+        out.print("[green]healthy[/green]" if report["healthy"] else "[red]not healthy[/red]")
+    if not report["healthy"]:
+        raise typer.Exit(1)
+
+
+def _env_has(key: str) -> bool:
+    import os
+
+    if os.environ.get(key):
+        return True
+    path = env_file()
+    return path.exists() and any(line.split("=", 1)[0].strip() == key for line in path.read_text().splitlines())
+
+
+# ---------------------------------------------------------------------------------------
+@neo4j_app.command("install")
+@friendly
+def neo4j_install() -> None:
+    """Fetch Neo4j Community from Maven Central (cached) and write its configuration."""
+    from .neo4j.runtime import ensure_password
+
+    ensure_password(load_settings())
+    _runtime().install()
+    err.print("neo4j: installed")
+
+
+@neo4j_app.command("start")
+@friendly
+def neo4j_start(timeout: int = typer.Option(120, help="Seconds to wait for Bolt to answer.")) -> None:
+    """Start the local server and wait until Bolt answers."""
+    from .neo4j.runtime import ensure_password
+
+    settings = load_settings()
+    if not settings.neo4j_is_managed:
+        raise MaxyError(f"NEO4J_URI={settings.NEO4J_URI} is not a local managed server; nothing to start")
+    ensure_password(settings)
+    runtime = _runtime()
+    runtime.install()
+    out.print(str(runtime.start(timeout=timeout)))
+
+
+@neo4j_app.command("stop")
+@friendly
+def neo4j_stop(timeout: int = typer.Option(60, help="Seconds to wait for a clean shutdown.")) -> None:
+    """Stop the local server cleanly."""
+    out.print(str(_runtime().stop(timeout=timeout)))
+
+
+@neo4j_app.command("status")
+@friendly
+def neo4j_status(json_out: bool = typer.Option(False, "--json")) -> None:
+    """Is the local server running and answering?"""
+    info = _runtime().status()
+    if json_out:
+        emit_json(info)
+    else:
+        for key, value in info.items():
+            out.print(f"{key:16} {value}", highlight=False)
+
+
+@neo4j_app.command("logs")
+@friendly
+def neo4j_logs(
+    lines: int = typer.Option(100, "-n", "--lines", help="How many lines from the end."),
+    follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines."),
+) -> None:
+    """Print the server's log."""
+    result = _runtime().logs(lines=lines, follow=follow)
+    if isinstance(result, str):
+        sys.stdout.write(result if result.endswith("\n") or not result else result + "\n")
+    else:
+        for line in result:
+            sys.stdout.write(line if line.endswith("\n") else line + "\n")
+            sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------
+@schema_app.command("apply")
+@friendly
+def schema_apply(
+    recreate_vector_indexes: bool = typer.Option(
+        False, help="Drop and rebuild vector indexes whose dimensions differ from the embedder's."
+    ),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Create missing indexes and constraints and wait until they are online."""
+    from .db import Database
+    from .embeddings import get_embedder
+    from .schema import apply_schema
+
+    settings = load_settings()
+    embedder = get_embedder(settings)
+    with Database(settings) as db:
+        summary = apply_schema(
+            db, embedder.dimensions, recreate_vector_indexes=recreate_vector_indexes, embedder_name=embedder.name
+        )
+    if json_out:
+        emit_json(summary)
+    else:
+        out.print(
+            f"schema applied: {summary['vectorIndexes']} vector indexes at {summary['dimensions']} dims, "
+            f"entity_search online={summary['fulltext']}, created={len(summary['created'])}, "
+            f"dropped={len(summary['dropped'])} ({summary['ms']} ms)"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+@account_app.command("create")
+@friendly
+def account_create(
+    name: str = typer.Option("default", help="A name for people to recognise the account."),
+    make_default: bool | None = typer.Option(
+        None, "--default/--no-default", help="Record it as ACCOUNT_ID in the config .env (default: when none is set)."
+    ),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Create an account folder with its account.json."""
+    from .accounts import create_account
+
+    settings = load_settings()
+    account = create_account(settings.data_root, name)
+    if make_default or (make_default is None and not settings.ACCOUNT_ID):
+        write_env_values({"ACCOUNT_ID": account.account_id})
+    if json_out:
+        emit_json(account.as_dict())
+    else:
+        out.print(f"created account {account.account_id} ({account.name}) at {account.path}")
+
+
+@account_app.command("list")
+@friendly
+def account_list(json_out: bool = typer.Option(False, "--json")) -> None:
+    """List the accounts on disk."""
+    from .accounts import list_accounts
+
+    settings = load_settings()
+    accounts = list_accounts(settings.data_root)
+    if json_out:
+        emit_json([dict(a.as_dict(), current=a.account_id == settings.ACCOUNT_ID) for a in accounts])
+        return
+    if not accounts:
+        out.print(f"no accounts under {settings.data_root / 'accounts'}: run `maxy account create`")
+        return
+    for a in accounts:
+        mark = "*" if a.account_id == settings.ACCOUNT_ID else " "
+        out.print(f"{mark} {a.account_id}  {a.name}  {a.created_at}", highlight=False)
+
+
+@account_app.command("validate")
+@friendly
+def account_validate() -> None:
+    """Validate ACCOUNT_ID against the accounts on disk, as every writing process does at start."""
+    from .accounts import validate_account_id_env
+
+    try:
+        validated = validate_account_id_env(load_settings())
+    except AccountError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+    out.print(f"ACCOUNT_ID {validated.account_id} matches an account on disk")
+
+
+@app.command("config-dir")
+def show_config_dir() -> None:
+    """Print where the configuration (.env, Neo4j home, data) lives."""
+    out.print(str(config_dir()))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+"""What may reach a Cypher string: labels, relationship types, property names.
+
+Values always travel as parameters; the names below are the only identifiers that are
+ever interpolated into query text, and each is checked here first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..errors import ValidationError
+
+# One cosine vector index each (schema.cypher), named <snake_case>_embedding.
+INDEXED_LABELS: tuple[str, ...] = (
+    "Question",
+    "DefinedTerm",
+    "Review",
+    "Service",
+    "Person",
+    "LocalBusiness",
+    "PriceSpecification",
+    "Task",
+    "CreativeWork",
+    "DigitalDocument",
+    "KnowledgeDocument",
+    "Section",
+    "Chunk",
+    "Conversation",
+    "Message",
+    "Event",
+    "Workflow",
+    "Preference",
+)
+
+# Operator-meaningful labels: the entity_search full-text index covers all of them.
+SEARCHABLE_LABELS: tuple[str, ...] = INDEXED_LABELS + (
+    "Organization",
+    "Company",
+    "Concept",
+    "Product",
+    "Offer",
+    "Place",
+    "Project",
+    "Note",
+    "Report",
+    "Answer",
+    "Topic",
+    "Skill",
+    "Goal",
+    "Decision",
+    "UserProfile",
+    "AdminUser",
+    "EmailThread",
+    "Email",
+    "Article",
+    "Alert",
+    "Briefing",
+)
+
+# Labels a writer may use that are not searched as entities (audit, infrastructure,
+# subtype labels that always sit beside a searchable base label).
+STRUCTURAL_LABELS: tuple[str, ...] = (
+    "ToolCall",
+    "StepResult",
+    "AdminConversation",
+    "UserMessage",
+    "AssistantMessage",
+    "AdminMessage",
+    "WhatsAppMessage",
+    "CloudflareTunnel",
+    "CloudflareHostname",
+    "Subscription",
+)
+
+ALL_LABELS: frozenset[str] = frozenset(SEARCHABLE_LABELS + STRUCTURAL_LABELS)
+
+# The canonical text-property union indexed by entity_search.
+TEXT_PROPERTIES: tuple[str, ...] = (
+    "name",
+    "displayName",
+    "alternateName",
+    "firstName",
+    "lastName",
+    "givenName",
+    "familyName",
+    "title",
+    "headline",
+    "subject",
+    "summary",
+    "description",
+    "body",
+    "bodyPreview",
+    "content",
+    "text",
+    "compiledTruth",
+    "email",
+    "jobTitle",
+    "category",
+    "address",
+    "question",
+    "answer",
+    "notes",
+    "reviewBody",
+    "caption",
+    "slug",
+    "keywordsText",
+)
+
+RELATIONSHIP_TYPES: frozenset[str] = frozenset(
+    {
+        "HAS_SECTION",
+        "HAS_CHUNK",
+        "NEXT",
+        "PART_OF",
+        "PRODUCED",
+        "RAISED_DURING",
+        "HAS_MESSAGE",
+        "IN_CONVERSATION",
+        "INVOKED",
+        "ABOUT",
+        "MENTIONS",
+        "RELATED_TO",
+        "WORKS_FOR",
+        "KNOWS",
+        "MEMBER_OF",
+        "OWNS",
+        "OFFERS",
+        "HAS_OFFER",
+        "HAS_PRICE",
+        "HAS_REVIEW",
+        "REVIEWS",
+        "LOCATED_IN",
+        "PROVIDES",
+        "ASSIGNED_TO",
+        "DEPENDS_ON",
+        "SUBTASK_OF",
+        "HAS_PREFERENCE",
+        "ATTENDED",
+        "ORGANIZED",
+        "REFERENCES",
+        "DERIVED_FROM",
+        "ANSWERS",
+        "DEFINES",
+        "TAGGED",
+        "SUBSCRIBES_TO",
+    }
+)
+
+# Written only by the graph layer itself; a caller never sets them directly.
+RESERVED_PROPERTIES: frozenset[str] = frozenset(
+    {"accountId", "nodeId", "embedding", "createdAt", "updatedAt", "deletedAt", "createdBy", "scope", "agents"}
+)
+
+# Sources that count as provenance for gated labels (checked against the full labels() list).
+PROVENANCE_SOURCE_LABELS: frozenset[str] = frozenset(
+    {"Task", "Conversation", "Message", "AdminConversation", "UserMessage", "AssistantMessage", "AdminMessage"}
+)
+PROVENANCE_GATED_LABELS: frozenset[str] = frozenset(
+    {"Person", "UserProfile", "AdminUser", "Organization", "LocalBusiness", "CloudflareTunnel", "CloudflareHostname"}
+)
+
+_PROPERTY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def vector_index_name(label: str) -> str:
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", label).lower()
+    return f"{snake}_embedding"
+
+
+def check_label(label: object, *, field: str = "labels") -> str:
+    if not isinstance(label, str) or label not in ALL_LABELS:
+        raise ValidationError(field, f"unknown label {label!r}; allowed labels: {', '.join(sorted(ALL_LABELS))}")
+    return label
+
+
+def check_labels(labels: Iterable[object], *, field: str = "labels") -> list[str]:
+    if isinstance(labels, str):
+        labels = [labels]
+    out: list[str] = []
+    for label in labels:
+        checked = check_label(label, field=field)
+        if checked not in out:
+            out.append(checked)
+    if not out:
+        raise ValidationError(field, "at least one label is required")
+    return out
+
+
+def check_relationship_type(rel_type: object, *, field: str = "edges.type") -> str:
+    if not isinstance(rel_type, str) or rel_type not in RELATIONSHIP_TYPES:
+        raise ValidationError(
+            field, f"unknown relationship type {rel_type!r}; allowed: {', '.join(sorted(RELATIONSHIP_TYPES))}"
+        )
+    return rel_type
+
+
+def check_property_name(name: object, *, field: str = "properties", allow_reserved: bool = False) -> str:
+    if not isinstance(name, str) or not _PROPERTY_RE.match(name):
+        raise ValidationError(
+            field, f"invalid property name {name!r}: use a letter then letters, digits or _ (at most 64)"
+        )
+    if not allow_reserved and name in RESERVED_PROPERTIES:
+        raise ValidationError(field, f"property {name!r} is set by the graph layer and cannot be written")
+    return name
+
+
+def check_agent_slug(slug: object, *, field: str = "agents") -> str:
+    if not isinstance(slug, str) or not _SLUG_RE.match(slug):
+        raise ValidationError(
+            field, f"invalid agent slug {slug!r}: lower-case letters, digits, '-' or '_' (at most 64)"
+        )
+    return slug
+
+
+def quote(identifier: str) -> str:
+    """Backtick-quote an identifier that has already passed one of the checks above."""
+    if "`" in identifier:
+        raise ValidationError("identifier", f"backtick in identifier {identifier!r}")
+    return f"`{identifier}`"

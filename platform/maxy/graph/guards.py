@@ -1,0 +1,97 @@
+"""The five guard layers as parameterised Cypher WHERE clauses. Every read path uses them.
+
+1. soft delete   ``n.deletedAt IS NULL`` (unconditional)
+2. scope         ``n.scope IS NULL OR n.scope IN $allowedScopes`` (when scopes are pinned)
+3. agent tag     ``n.agents IS NOT NULL AND $agentSlug IN n.agents`` (when an agent is pinned)
+4. related nodes the same filters for nodes reached by expansion, where untagged nodes pass
+5. account       ``n.accountId = $accountId`` (always, for primary and related nodes)
+
+Parameter names are prefixed ``g_`` so they never collide with a query's own parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import SCOPE_VALUES, Settings
+from ..errors import ValidationError
+
+_VAR_RE = re.compile(r"^[a-z][A-Za-z0-9_]{0,30}$")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is reading. ``allowed_scopes=None`` means no scope filter (admin)."""
+
+    account_id: str
+    allowed_scopes: tuple[str, ...] | None = None
+    agent_slug: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.account_id:
+            raise ValidationError("accountId", "a caller always has an account")
+        if self.allowed_scopes is not None:
+            bad = [s for s in self.allowed_scopes if s not in SCOPE_VALUES]
+            if bad:
+                raise ValidationError("allowedScopes", f"unknown scope(s) {bad}; allowed: {list(SCOPE_VALUES)}")
+
+    @classmethod
+    def from_settings(cls, settings: Settings, account_id: str | None = None) -> Caller:
+        return cls(
+            account_id=account_id or settings.ACCOUNT_ID or "",
+            allowed_scopes=tuple(settings.ALLOWED_SCOPES) if settings.ALLOWED_SCOPES else None,
+            agent_slug=settings.AGENT_SLUG or None,
+        )
+
+
+@dataclass(frozen=True)
+class Guard:
+    clause: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def and_(self, other: str) -> str:
+        return f"({self.clause}) AND ({other})" if other else self.clause
+
+
+def _check_var(var: str) -> str:
+    if not _VAR_RE.match(var):
+        raise ValidationError("var", f"invalid Cypher variable {var!r}")
+    return var
+
+
+def _params(caller: Caller) -> dict[str, Any]:
+    params: dict[str, Any] = {"g_accountId": caller.account_id}
+    if caller.allowed_scopes is not None:
+        params["g_allowedScopes"] = list(caller.allowed_scopes)
+    if caller.agent_slug is not None:
+        params["g_agentSlug"] = caller.agent_slug
+    return params
+
+
+def node_guard(caller: Caller, var: str = "n") -> Guard:
+    """Layers 1, 2, 3 and 5 for a primary (matched or searched) node."""
+    v = _check_var(var)
+    parts = [f"{v}.deletedAt IS NULL", f"{v}.accountId = $g_accountId"]
+    if caller.allowed_scopes is not None:
+        parts.append(f"({v}.scope IS NULL OR {v}.scope IN $g_allowedScopes)")
+    if caller.agent_slug is not None:
+        parts.append(f"({v}.agents IS NOT NULL AND $g_agentSlug IN {v}.agents)")
+    return Guard(" AND ".join(parts), _params(caller))
+
+
+def related_guard(caller: Caller, var: str = "related") -> Guard:
+    """Layer 4: nodes reached through a relationship. Untagged nodes pass the agent check."""
+    v = _check_var(var)
+    parts = [f"{v}.deletedAt IS NULL", f"{v}.accountId = $g_accountId"]
+    if caller.allowed_scopes is not None:
+        parts.append(f"({v}.scope IS NULL OR {v}.scope IN $g_allowedScopes)")
+    if caller.agent_slug is not None:
+        parts.append(f"({v}.agents IS NULL OR $g_agentSlug IN {v}.agents)")
+    return Guard(" AND ".join(parts), _params(caller))
+
+
+def scope_only_guard(caller: Caller, var: str = "n") -> Guard:
+    """Keyword subscriptions: every layer except the agent tag (scope-inclusive by design)."""
+    return node_guard(Caller(caller.account_id, caller.allowed_scopes, None), var)

@@ -1,0 +1,413 @@
+"""The one write primitive every writer uses.
+
+It stamps accountId (the validated ACCOUNT_ID, nothing else), a stable nodeId, timestamps,
+scope, agent tags and createdBy; embeds nodes with an indexed label (a failed embedding
+stores the node without one, for ``maxy reindex``); creates edges only to nodes of the
+same account; applies the provenance check for gated labels. A batch is written in one
+transaction: a refused node or a missing edge target leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any, Literal
+
+import neo4j
+
+from ..accounts import ValidatedAccount
+from ..config import SCOPE_VALUES
+from ..db import Database
+from ..embeddings.base import Embedder, EmbeddingError
+from ..errors import GraphWriteError, ValidationError
+from ..logs import log_line, short
+from .allowlist import (
+    PROVENANCE_GATED_LABELS,
+    PROVENANCE_SOURCE_LABELS,
+    check_agent_slug,
+    check_labels,
+    check_property_name,
+    check_relationship_type,
+    quote,
+)
+from .text import embedding_text
+
+BASE_LABEL = "Node"
+MAX_PROPERTIES = 200
+MAX_STRING = 1_000_000
+MAX_EDGES = 500
+_NODE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$")
+SYSTEM_AGENT = "system"
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A relationship between the written node and an existing node of the same account."""
+
+    type: str
+    target: str  # nodeId of the other end
+    direction: Literal["out", "in"] = "out"
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class NodeSpec:
+    labels: Sequence[str]
+    properties: dict[str, Any] = field(default_factory=dict)
+    edges: Sequence[Edge] = ()
+    node_id: str | None = None
+    scope: str | None = None
+    agents: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    node_id: str
+    labels: tuple[str, ...]
+    created: bool
+    embedded: bool
+    provenance: bool | None  # None when the labels are not gated
+
+
+@dataclass
+class _Prepared:
+    node_id: str
+    labels: tuple[str, ...]
+    props: dict[str, Any]
+    scope: str | None
+    agents: list[str] | None
+    edges: list[dict[str, Any]]
+    text: str | None
+    embedding: list[float] | None = None
+
+
+def _clean_value(key: str, value: Any) -> Any:
+    where = f"properties.{key}"
+    if value is None or isinstance(value, (bool, int, float)):
+        if isinstance(value, float) and value != value:
+            raise ValidationError(where, "NaN is not a storable number")
+        return value
+    if isinstance(value, str):
+        if len(value) > MAX_STRING:
+            raise ValidationError(where, f"string longer than {MAX_STRING} characters")
+        return value
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        items = [_clean_value(key, v) for v in value]
+        if any(v is None or isinstance(v, (list, dict)) for v in items):
+            raise ValidationError(where, "lists may hold only strings, numbers or booleans (no nulls or nesting)")
+        kinds = {bool if isinstance(v, bool) else (float if isinstance(v, (int, float)) else type(v)) for v in items}
+        if len(kinds) > 1:
+            raise ValidationError(where, "a list must hold values of one type")
+        return items
+    if isinstance(value, dict):
+        raise ValidationError(where, "nested objects cannot be stored on a node; flatten them or store JSON text")
+    raise ValidationError(where, f"unsupported value type {type(value).__name__}")
+
+
+def _check_node_id(value: object, field_name: str) -> str:
+    if not isinstance(value, str) or not _NODE_ID_RE.match(value):
+        raise ValidationError(field_name, f"invalid node id {value!r}")
+    return value
+
+
+class GraphWriter:
+    """Writes nodes for one validated account. Thread-safe; reuse it."""
+
+    def __init__(
+        self,
+        db: Database,
+        account: ValidatedAccount,
+        embedder: Embedder | None,
+        *,
+        created_by: str = "admin",
+        batch_size: int = 256,
+    ):
+        if not isinstance(account, ValidatedAccount):
+            raise TypeError("GraphWriter needs a ValidatedAccount from maxy.accounts.validate_*")
+        self.db = db
+        self.account = account
+        self.embedder = embedder
+        self.created_by = created_by
+        self.batch_size = batch_size
+        self._dims_checked = False
+
+    # -- public API --------------------------------------------------------------------
+    def write(self, spec: NodeSpec, *, account_id: str | None = None, created_by: str | None = None) -> WriteResult:
+        return self.write_many([spec], account_id=account_id, created_by=created_by)[0]
+
+    def write_many(
+        self,
+        specs: Iterable[NodeSpec],
+        *,
+        account_id: str | None = None,
+        created_by: str | None = None,
+        progress: Any = None,
+    ) -> list[WriteResult]:
+        started = time.perf_counter()
+        agent = created_by or self.created_by
+        specs = list(specs)
+        self._check_account(account_id, specs, agent)
+        prepared = [self._prepare(i, spec, len(specs)) for i, spec in enumerate(specs)]
+        ids = [p.node_id for p in prepared]
+        if len(set(ids)) != len(ids):
+            raise ValidationError("nodeId", "the same nodeId appears twice in one write")
+        self._check_dimensions()
+
+        results: list[WriteResult] = []
+        batches = [prepared[i : i + self.batch_size] for i in range(0, len(prepared), self.batch_size)]
+        # Embedding of batch i+1 overlaps the transaction of batch i.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graph-write") as pool:
+            pending: Future[list[WriteResult]] | None = None
+            for batch in batches:
+                self._embed(batch)
+                if pending is not None:
+                    results.extend(pending.result())
+                    if progress is not None:
+                        progress(len(results))
+                pending = pool.submit(self._write_batch, batch, agent)
+            if pending is not None:
+                results.extend(pending.result())
+                if progress is not None:
+                    progress(len(results))
+
+        label_set = sorted({label for r in results for label in r.labels})
+        log_line(
+            "graph-write",
+            op="write",
+            accountId=short(self.account.account_id),
+            nodes=len(results),
+            created=sum(r.created for r in results),
+            embedded=sum(r.embedded for r in results),
+            labels=label_set,
+            agent=agent,
+            ms=round((time.perf_counter() - started) * 1000),
+        )
+        return results
+
+    # -- validation --------------------------------------------------------------------
+    def _check_account(self, account_id: str | None, specs: list[NodeSpec], agent: str) -> None:
+        claimed = {account_id} if account_id is not None else set()
+        for spec in specs:
+            if isinstance(spec.properties, dict) and "accountId" in spec.properties:
+                claimed.add(str(spec.properties["accountId"]))
+        bad = [c for c in claimed if c != self.account.account_id]
+        if bad:
+            log_line(
+                "graph-write",
+                "reject",
+                level=logging.WARNING,
+                reason="invalid-account-id",
+                got=short(bad[0]),
+                expected=short(self.account.account_id),
+                agent=agent,
+            )
+            raise GraphWriteError(
+                "invalid-account-id",
+                f"accountId {bad[0]!r} is not this process's validated ACCOUNT_ID; nothing was written",
+            )
+
+    def _prepare(self, index: int, spec: NodeSpec, total: int) -> _Prepared:
+        at = f"nodes[{index}]." if total > 1 else ""
+        labels = tuple(check_labels(spec.labels, field=f"{at}labels"))
+        if not isinstance(spec.properties, dict):
+            raise ValidationError(f"{at}properties", "must be an object")
+        if len(spec.properties) > MAX_PROPERTIES:
+            raise ValidationError(f"{at}properties", f"at most {MAX_PROPERTIES} properties per node")
+        props: dict[str, Any] = {}
+        for key, value in spec.properties.items():
+            if key == "accountId":
+                continue  # already checked against the validated account
+            check_property_name(key, field=f"{at}properties")
+            props[key] = _clean_value(key, value)
+        if spec.scope is not None and spec.scope not in SCOPE_VALUES:
+            raise ValidationError(f"{at}scope", f"must be one of {list(SCOPE_VALUES)} or omitted")
+        agents = None
+        if spec.agents is not None:
+            if isinstance(spec.agents, str):
+                raise ValidationError(f"{at}agents", "must be a list of agent slugs")
+            agents = sorted({check_agent_slug(a, field=f"{at}agents") for a in spec.agents})
+        node_id = _check_node_id(spec.node_id, f"{at}nodeId") if spec.node_id is not None else str(uuid.uuid4())
+        if len(spec.edges) > MAX_EDGES:
+            raise ValidationError(f"{at}edges", f"at most {MAX_EDGES} edges per node")
+        edges = []
+        for j, edge in enumerate(spec.edges):
+            where = f"{at}edges[{j}]"
+            if edge.direction not in ("out", "in"):
+                raise ValidationError(f"{where}.direction", "must be 'out' or 'in'")
+            rel_props = {}
+            for key, value in (edge.properties or {}).items():
+                check_property_name(key, field=f"{where}.properties")
+                rel_props[key] = _clean_value(key, value)
+            edges.append(
+                {
+                    "type": check_relationship_type(edge.type, field=f"{where}.type"),
+                    "target": _check_node_id(edge.target, f"{where}.target"),
+                    "direction": edge.direction,
+                    "props": rel_props,
+                }
+            )
+        return _Prepared(node_id, labels, props, spec.scope, agents, edges, embedding_text(labels, props))
+
+    def _check_dimensions(self) -> None:
+        if self._dims_checked or self.embedder is None:
+            return
+        from ..schema import check_vector_dimensions  # late import: schema imports this package
+
+        check_vector_dimensions(self.db, self.embedder.dimensions, self.embedder.name)
+        self._dims_checked = True
+
+    # -- embedding ---------------------------------------------------------------------
+    def _embed(self, batch: list[_Prepared]) -> None:
+        todo = [p for p in batch if p.text]
+        if not todo or self.embedder is None:
+            return
+        try:
+            vectors = self.embedder.embed([p.text or "" for p in todo])
+        except EmbeddingError as err:
+            log_line(
+                "graph-write",
+                "warn",
+                level=logging.WARNING,
+                reason="embed-failed",
+                nodes=len(todo),
+                embedder=self.embedder.name,
+                error=str(err)[:200],
+                remedy="maxy reindex",
+            )
+            return
+        for p, vec in zip(todo, vectors, strict=True):
+            p.embedding = [float(x) for x in vec]
+
+    # -- the transaction ---------------------------------------------------------------
+    def _write_batch(self, batch: list[_Prepared], agent: str) -> list[WriteResult]:
+        now = datetime.now(UTC).isoformat()
+        acc = self.account.account_id
+
+        def work(tx: neo4j.ManagedTransaction) -> list[WriteResult]:
+            ids = [p.node_id for p in batch]
+            foreign = tx.run(
+                f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND n.accountId <> $acc RETURN n.nodeId AS id LIMIT 1",
+                ids=ids,
+                acc=acc,
+            ).single()
+            if foreign is not None:
+                raise GraphWriteError(
+                    "foreign-node-id", f"nodeId {foreign['id']!r} belongs to another account; nothing was written"
+                )
+            created: dict[str, bool] = {}
+            groups: dict[tuple[str, ...], list[_Prepared]] = {}
+            for p in batch:
+                groups.setdefault(p.labels, []).append(p)
+            for labels, members in groups.items():
+                label_sql = ":".join(quote(label) for label in (BASE_LABEL, *labels))
+                rows = [
+                    {"nodeId": p.node_id, "props": p.props, "scope": p.scope, "agents": p.agents, "emb": p.embedding}
+                    for p in members
+                ]
+                for rec in tx.run(
+                    f"""
+                    UNWIND $rows AS row
+                    MERGE (n:{quote(BASE_LABEL)} {{nodeId: row.nodeId}})
+                    ON CREATE SET n.createdAt = $now, n.accountId = $acc, n.createdBy = $agent, n._new = true
+                    SET n:{label_sql}, n += row.props, n.updatedAt = $now,
+                        n.scope = row.scope, n.agents = row.agents, n.embedding = row.emb
+                    WITH n, coalesce(n._new, false) AS isNew
+                    REMOVE n._new
+                    RETURN n.nodeId AS id, isNew
+                    """,
+                    rows=rows,
+                    now=now,
+                    acc=acc,
+                    agent=agent,
+                ):
+                    created[rec["id"]] = rec["isNew"]
+            edge_rows: dict[str, list[dict[str, Any]]] = {}
+            for p in batch:
+                for e in p.edges:
+                    key = f"{e['type']}:{e['direction']}"
+                    edge_rows.setdefault(key, []).append({"from": p.node_id, "to": e["target"], "props": e["props"]})
+            for key, rows in edge_rows.items():
+                rel_type, direction = key.split(":")
+                pattern = (
+                    f"(a)-[r:{quote(rel_type)}]->(b)" if direction == "out" else f"(a)<-[r:{quote(rel_type)}]-(b)"
+                )
+                found = tx.run(
+                    f"""
+                    UNWIND $rows AS row
+                    MATCH (a:{BASE_LABEL} {{nodeId: row.from}})
+                    MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
+                    WHERE b.accountId = $acc AND b.deletedAt IS NULL
+                    MERGE {pattern}
+                    SET r += row.props
+                    RETURN count(r) AS n
+                    """,
+                    rows=rows,
+                    acc=acc,
+                ).single()
+                if found is None or found["n"] != len(rows):
+                    missing = tx.run(
+                        f"""
+                        UNWIND $rows AS row
+                        OPTIONAL MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
+                        WITH row, b WHERE b IS NULL OR b.accountId <> $acc OR b.deletedAt IS NOT NULL
+                        RETURN row.to AS id LIMIT 1
+                        """,
+                        rows=rows,
+                        acc=acc,
+                    ).single()
+                    target = missing["id"] if missing else "?"
+                    raise GraphWriteError(
+                        "edge-target-not-found",
+                        f"edges: no node {target!r} in this account for a {rel_type} edge; nothing was written",
+                    )
+            gated = [p.node_id for p in batch if PROVENANCE_GATED_LABELS.intersection(p.labels)]
+            provenance: dict[str, bool] = {}
+            if gated:
+                for rec in tx.run(
+                    f"""
+                    UNWIND $ids AS id
+                    MATCH (n:{BASE_LABEL} {{nodeId: id}})
+                    OPTIONAL MATCH (src)-[:PRODUCED]->(n)
+                    WHERE src.accountId = $acc AND any(l IN labels(src) WHERE l IN $sources)
+                    RETURN id, count(src) > 0 AS ok
+                    """,
+                    ids=gated,
+                    acc=acc,
+                    sources=sorted(PROVENANCE_SOURCE_LABELS),
+                ):
+                    provenance[rec["id"]] = rec["ok"]
+            return [
+                WriteResult(
+                    p.node_id,
+                    p.labels,
+                    created.get(p.node_id, False),
+                    p.embedding is not None,
+                    provenance.get(p.node_id) if p.node_id in provenance else None,
+                )
+                for p in batch
+            ]
+
+        results = self.db.write_tx(work)
+        if agent != SYSTEM_AGENT:
+            for r in results:
+                if r.provenance is False:
+                    log_line(
+                        "graph-write",
+                        "warn",
+                        level=logging.WARNING,
+                        reason="missing-provenance",
+                        labels=list(r.labels),
+                        agent=agent,
+                        nodeId=short(r.node_id),
+                    )
+        return results

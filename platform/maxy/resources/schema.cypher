@@ -1,0 +1,54 @@
+// Maxy graph schema. Applied idempotently by `maxy schema apply`.
+// {{EMBED_DIMENSIONS}} is replaced at apply time with the embedder's dimensions (EMBED_DIMENSIONS).
+// Vector indexes are discovered at run time through SHOW INDEXES: a new one here becomes searchable
+// without code changes. Labels must also be in maxy/graph/allowlist.py (a test checks both agree).
+
+// ---- Stable node id ----
+// Every node the write primitive stores carries the base label :Node beside its own labels,
+// so one constraint makes nodeId unique across the graph and gives an index for lookups.
+CREATE CONSTRAINT node_node_id IF NOT EXISTS FOR (n:Node) REQUIRE n.nodeId IS UNIQUE;
+CREATE INDEX node_account IF NOT EXISTS FOR (n:Node) ON (n.accountId);
+CREATE INDEX node_deleted_at IF NOT EXISTS FOR (n:Node) ON (n.deletedAt);
+
+// ---- One cosine HNSW vector index per indexed label ----
+CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX defined_term_embedding IF NOT EXISTS FOR (n:DefinedTerm) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX review_embedding IF NOT EXISTS FOR (n:Review) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX service_embedding IF NOT EXISTS FOR (n:Service) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX person_embedding IF NOT EXISTS FOR (n:Person) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX local_business_embedding IF NOT EXISTS FOR (n:LocalBusiness) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX price_specification_embedding IF NOT EXISTS FOR (n:PriceSpecification) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX task_embedding IF NOT EXISTS FOR (n:Task) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX creative_work_embedding IF NOT EXISTS FOR (n:CreativeWork) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX digital_document_embedding IF NOT EXISTS FOR (n:DigitalDocument) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX knowledge_document_embedding IF NOT EXISTS FOR (n:KnowledgeDocument) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX section_embedding IF NOT EXISTS FOR (n:Section) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (n:Chunk) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX conversation_embedding IF NOT EXISTS FOR (n:Conversation) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX message_embedding IF NOT EXISTS FOR (n:Message) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (n:Event) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX workflow_embedding IF NOT EXISTS FOR (n:Workflow) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX preference_embedding IF NOT EXISTS FOR (n:Preference) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+
+// ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----
+CREATE FULLTEXT INDEX entity_search IF NOT EXISTS FOR (n:Question|DefinedTerm|Review|Service|Person|LocalBusiness|PriceSpecification|Task|CreativeWork|DigitalDocument|KnowledgeDocument|Section|Chunk|Conversation|Message|Event|Workflow|Preference|Organization|Company|Concept|Product|Offer|Place|Project|Note|Report|Answer|Topic|Skill|Goal|Decision|UserProfile|AdminUser|EmailThread|Email|Article|Alert|Briefing)
+  ON EACH [n.name, n.displayName, n.alternateName, n.firstName, n.lastName, n.givenName, n.familyName, n.title, n.headline, n.subject, n.summary, n.description, n.body, n.bodyPreview, n.content, n.text, n.compiledTruth, n.email, n.jobTitle, n.category, n.address, n.question, n.answer, n.notes, n.reviewBody, n.caption, n.slug, n.keywordsText]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};

@@ -1,0 +1,212 @@
+"""Apply ``schema.cypher`` idempotently and keep vector dimensions honest."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from .db import Database
+from .errors import SchemaError
+from .logs import log_line
+
+PLACEHOLDER = "{{EMBED_DIMENSIONS}}"
+FULLTEXT_INDEX = "entity_search"
+
+
+def schema_text() -> str:
+    return resources.files("maxy").joinpath("resources/schema.cypher").read_text()
+
+
+def statements(dimensions: int, text: str | None = None) -> list[str]:
+    if not isinstance(dimensions, int) or isinstance(dimensions, bool) or not 1 <= dimensions <= 4096:
+        raise SchemaError(f"EMBED_DIMENSIONS must be an integer between 1 and 4096, got {dimensions!r}")
+    body = "\n".join(line for line in (text or schema_text()).splitlines() if not line.strip().startswith("//"))
+    body = body.replace(PLACEHOLDER, str(dimensions))
+    return [s.strip() for s in body.split(";") if s.strip()]
+
+
+def expected_vector_indexes(text: str | None = None) -> dict[str, str]:
+    """Index name -> label, as declared in the schema file."""
+    pattern = re.compile(r"CREATE VECTOR INDEX (\w+) IF NOT EXISTS FOR \(n:(\w+)\)")
+    return {m.group(1): m.group(2) for m in pattern.finditer(text or schema_text())}
+
+
+def expected_fulltext_indexes(text: str | None = None) -> dict[str, dict[str, Any]]:
+    """Full-text index name -> declared labels, properties and analyzer."""
+    pattern = re.compile(
+        r"CREATE FULLTEXT INDEX (\w+) IF NOT EXISTS FOR \(n:([\w|]+)\)\s+ON EACH \[([^\]]+)\]"
+        r"(?:\s+OPTIONS \{indexConfig: \{`fulltext.analyzer`: '(\w+)')?"
+    )
+    out = {}
+    for m in pattern.finditer(text or schema_text()):
+        props = [p.strip().removeprefix("n.") for p in m.group(3).split(",")]
+        out[m.group(1)] = {"labels": sorted(m.group(2).split("|")), "properties": props, "analyzer": m.group(4)}
+    return out
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    name: str
+    type: str
+    state: str
+    labels: list[str]
+    properties: list[str]
+    dimensions: int | None
+    population_percent: float | None
+    analyzer: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "state": self.state,
+            "labels": self.labels,
+            "properties": self.properties,
+            "dimensions": self.dimensions,
+            "populationPercent": self.population_percent,
+        }
+
+
+def list_indexes(db: Database) -> list[IndexInfo]:
+    rows = db.read(
+        "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, options, populationPercent "
+        "RETURN name, type, state, labelsOrTypes, properties, options, populationPercent ORDER BY name"
+    )
+    out = []
+    for r in rows:
+        config = (r.get("options") or {}).get("indexConfig") or {}
+        dims = config.get("vector.dimensions")
+        out.append(
+            IndexInfo(
+                r["name"],
+                r["type"],
+                r["state"],
+                list(r.get("labelsOrTypes") or []),
+                list(r.get("properties") or []),
+                int(dims) if dims is not None else None,
+                r.get("populationPercent"),
+                config.get("fulltext.analyzer"),
+            )
+        )
+    return out
+
+
+def dimension_mismatches(db: Database, dimensions: int) -> list[IndexInfo]:
+    return [i for i in list_indexes(db) if i.type == "VECTOR" and i.dimensions not in (None, dimensions)]
+
+
+def check_vector_dimensions(db: Database, dimensions: int, embedder_name: str = "the embedder") -> None:
+    """Refuse to run when a vector index expects other dimensions than the embedder produces."""
+    bad = dimension_mismatches(db, dimensions)
+    if bad:
+        raise SchemaError(_mismatch_message(bad, dimensions, embedder_name))
+
+
+def _mismatch_message(bad: list[IndexInfo], dimensions: int, embedder_name: str) -> str:
+    names = ", ".join(f"{i.name} ({i.dimensions})" for i in bad[:5]) + (" ..." if len(bad) > 5 else "")
+    return (
+        f"{embedder_name} produces {dimensions}-dimensional vectors but vector index(es) {names} expect other "
+        "dimensions. Either set EMBED_MODEL/EMBED_DIMENSIONS back to the model the indexes were built for, or "
+        "rebuild them with `maxy schema apply --recreate-vector-indexes` and then `maxy reindex` to re-embed"
+    )
+
+
+def apply_schema(
+    db: Database,
+    dimensions: int,
+    *,
+    recreate_vector_indexes: bool = False,
+    wait_seconds: int = 300,
+    embedder_name: str = "the embedder",
+) -> dict[str, Any]:
+    """Create what is missing, wait for every index to come online, return a summary."""
+    started = time.perf_counter()
+    stmts = statements(dimensions)
+    declared = expected_vector_indexes()
+    bad = [i for i in dimension_mismatches(db, dimensions) if i.name in declared or i.type == "VECTOR"]
+    dropped: list[str] = []
+    if bad and not recreate_vector_indexes:
+        raise SchemaError(_mismatch_message(bad, dimensions, embedder_name))
+    for index in bad:
+        db.write(f"DROP INDEX {_quote_name(index.name)} IF EXISTS")
+        # Vectors of the old size are useless to the new index: clear them so reindex refills them.
+        for label in index.labels:
+            _clear_embeddings(db, label)
+        dropped.append(index.name)
+    # A full-text index whose labels, properties or analyzer differ from the file is rebuilt:
+    # IF NOT EXISTS would otherwise keep an old definition that silently hides labels from BM25.
+    existing = {i.name: i for i in list_indexes(db)}
+    for name, want in expected_fulltext_indexes().items():
+        have = existing.get(name)
+        if have is not None and (
+            sorted(have.labels) != want["labels"]
+            or have.properties != want["properties"]
+            or (want["analyzer"] and have.analyzer != want["analyzer"])
+        ):
+            db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
+            dropped.append(name)
+    before = {i.name for i in list_indexes(db)}
+    for stmt in stmts:
+        db.write(stmt)
+    db.write(f"CALL db.awaitIndexes({int(wait_seconds)})")
+    indexes = list_indexes(db)
+    not_online = [i.name for i in indexes if i.state != "ONLINE"]
+    if not_online:
+        raise SchemaError(
+            f"index(es) not online after {wait_seconds}s: {', '.join(not_online)}; "
+            "check `maxy neo4j logs` and re-run `maxy schema apply`"
+        )
+    created = sorted({i.name for i in indexes} - before)
+    summary = {
+        "dimensions": dimensions,
+        "statements": len(stmts),
+        "created": created,
+        "dropped": dropped,
+        "vectorIndexes": sum(1 for i in indexes if i.type == "VECTOR"),
+        "fulltext": any(i.name == FULLTEXT_INDEX and i.state == "ONLINE" for i in indexes),
+        "ms": round((time.perf_counter() - started) * 1000),
+    }
+    log_line(
+        "schema",
+        "apply",
+        dimensions=dimensions,
+        created=len(created),
+        dropped=len(dropped),
+        vector=summary["vectorIndexes"],
+        fulltext=summary["fulltext"],
+        ms=summary["ms"],
+    )
+    _notify_schema_change()
+    return summary
+
+
+def _clear_embeddings(db: Database, label: str) -> None:
+    from .graph.allowlist import check_label, quote
+
+    check_label(label)
+    db.autocommit(
+        f"MATCH (n:{quote(label)}) WHERE n.embedding IS NOT NULL "
+        "CALL (n) { SET n.embedding = null } IN TRANSACTIONS OF 5000 ROWS"
+    )
+
+
+def _quote_name(name: str) -> str:
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+        raise SchemaError(f"unexpected index name {name!r}")
+    return f"`{name}`"
+
+
+_listeners: list[Any] = []
+
+
+def on_schema_change(callback: Any) -> None:
+    """Caches of index names (the search layer's label->index map) register here."""
+    _listeners.append(callback)
+
+
+def _notify_schema_change() -> None:
+    for callback in list(_listeners):
+        callback()

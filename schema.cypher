@@ -1,0 +1,1 @@
+platform/maxy/resources/schema.cypher

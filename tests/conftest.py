@@ -1,0 +1,82 @@
+"""Shared fixtures: the real local Neo4j (started by the project's own code when needed),
+one fresh account per test under a temporary DATA_ROOT, cleaned up afterwards."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from maxy.accounts import ValidatedAccount, create_account, validate_account
+from maxy.config import Settings, load_settings
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return load_settings()
+
+
+@pytest.fixture(scope="session")
+def neo4j_ready(settings: Settings) -> Settings:
+    if settings.neo4j_is_managed:
+        from maxy.neo4j.runtime import ensure_running
+
+        ensure_running(settings)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def embedder(settings: Settings):
+    from maxy.embeddings import get_embedder
+
+    return get_embedder(settings)
+
+
+@pytest.fixture(scope="session")
+def db(neo4j_ready: Settings, embedder) -> Iterator:
+    from maxy.db import Database
+    from maxy.schema import apply_schema
+
+    database = Database(neo4j_ready)
+    apply_schema(database, embedder.dimensions, embedder_name=embedder.name)
+    yield database
+    database.close()
+
+
+@pytest.fixture()
+def data_root(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    root.mkdir()
+    return root
+
+
+def purge_account(db, account_id: str) -> None:
+    db.autocommit(
+        "MATCH (n:Node {accountId: $acc}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 2000 ROWS",
+        acc=account_id,
+    )
+
+
+@pytest.fixture()
+def account(db, data_root: Path) -> Iterator[ValidatedAccount]:
+    created = create_account(data_root, f"test-{uuid.uuid4().hex[:6]}")
+    validated = validate_account(data_root, created.account_id)
+    yield validated
+    purge_account(db, validated.account_id)
+
+
+@pytest.fixture()
+def make_account(db, data_root: Path) -> Iterator:
+    made: list[str] = []
+
+    def factory(name: str = "extra") -> ValidatedAccount:
+        acc = create_account(data_root, name)
+        made.append(acc.account_id)
+        return validate_account(data_root, acc.account_id)
+
+    yield factory
+    for account_id in made:
+        purge_account(db, account_id)
