@@ -318,12 +318,10 @@ class GraphWriter:
                     f"""
                     UNWIND $rows AS row
                     MERGE (n:{quote(BASE_LABEL)} {{nodeId: row.nodeId}})
-                    ON CREATE SET n.createdAt = $now, n.accountId = $acc, n.createdBy = $agent, n._new = true
+                    ON CREATE SET n.createdAt = $now, n.accountId = $acc, n.createdBy = $agent
                     SET n:{label_sql}, n += row.props, n.updatedAt = $now,
                         n.scope = row.scope, n.agents = row.agents, n.embedding = row.emb
-                    WITH n, coalesce(n._new, false) AS isNew
-                    REMOVE n._new
-                    RETURN n.nodeId AS id, isNew
+                    RETURN n.nodeId AS id, n.createdAt = $now AS isNew
                     """,
                     rows=rows,
                     now=now,
