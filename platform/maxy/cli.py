@@ -322,6 +322,23 @@ def show_config_dir() -> None:
     out.print(str(config_dir()))
 
 
+def _register_feature_commands() -> None:
+    """Feature packages add their own commands (ingest, search, ...)."""
+    import importlib
+
+    for module in ("maxy.ingest.cli", "maxy.search.cli"):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        mod.register(app)
+
+
+_register_feature_commands()
+
+
 def main() -> None:
     app()
 

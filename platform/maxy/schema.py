@@ -30,8 +30,19 @@ def statements(dimensions: int, text: str | None = None) -> list[str]:
 
 def expected_vector_indexes(text: str | None = None) -> dict[str, str]:
     """Index name -> label, as declared in the schema file."""
-    pattern = re.compile(r"CREATE VECTOR INDEX (\w+) IF NOT EXISTS FOR \(n:(\w+)\)")
-    return {m.group(1): m.group(2) for m in pattern.finditer(text or schema_text())}
+    return {name: spec["label"] for name, spec in declared_vector_indexes(text).items()}
+
+
+def declared_vector_indexes(text: str | None = None) -> dict[str, dict[str, Any]]:
+    """Index name -> label and indexed properties (the vector property, then filter properties)."""
+    pattern = re.compile(
+        r"CREATE VECTOR INDEX (\w+) IF NOT EXISTS FOR \(n:(\w+)\) ON n\.(\w+)(?: WITH \[([^\]]*)\])?"
+    )
+    out = {}
+    for m in pattern.finditer(text or schema_text()):
+        extra = [p.strip().removeprefix("n.") for p in (m.group(4) or "").split(",") if p.strip()]
+        out[m.group(1)] = {"label": m.group(2), "properties": [m.group(3), *extra]}
+    return out
 
 
 def expected_fulltext_indexes(text: str | None = None) -> dict[str, dict[str, Any]]:
@@ -140,9 +151,15 @@ def apply_schema(
         for label in index.labels:
             _clear_embeddings(db, label)
         dropped.append(index.name)
-    # A full-text index whose labels, properties or analyzer differ from the file is rebuilt:
-    # IF NOT EXISTS would otherwise keep an old definition that silently hides labels from BM25.
+    # An index whose definition drifted from the file is rebuilt (IF NOT EXISTS would keep the
+    # old one): a full-text index missing labels silently hides them from BM25, and a vector
+    # index without its filter property cannot serve the account-filtered SEARCH.
     existing = {i.name: i for i in list_indexes(db)}
+    for name, want in declared_vector_indexes(text).items():
+        have = existing.get(name)
+        if have is not None and name not in dropped and have.properties != want["properties"]:
+            db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
+            dropped.append(name)
     for name, want in expected_fulltext_indexes(text).items():
         have = existing.get(name)
         if have is not None and (

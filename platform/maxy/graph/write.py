@@ -13,7 +13,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -152,7 +152,15 @@ class GraphWriter:
         account_id: str | None = None,
         created_by: str | None = None,
         progress: Any = None,
+        atomic: bool = False,
+        before_write: Callable[[neo4j.ManagedTransaction], None] | None = None,
     ) -> list[WriteResult]:
+        """Write nodes in batches of ``batch_size``, each batch one transaction.
+
+        ``atomic=True`` writes everything in a single transaction instead, after all
+        embeddings are computed; ``before_write(tx)`` runs first inside that transaction
+        (e.g. deleting the hierarchy being replaced), so a crash leaves old or new, never a mix.
+        """
         started = time.perf_counter()
         agent = created_by or self.created_by
         specs = list(specs)
@@ -165,6 +173,13 @@ class GraphWriter:
 
         results: list[WriteResult] = []
         batches = [prepared[i : i + self.batch_size] for i in range(0, len(prepared), self.batch_size)]
+        if atomic or before_write is not None:
+            for batch in batches:
+                self._embed(batch)
+            results = self._write_batches(batches, agent, before_write)
+            if progress is not None:
+                progress(len(results))
+            batches = []
         # Embedding of batch i+1 overlaps the transaction of batch i.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graph-write") as pool:
             pending: Future[list[WriteResult]] | None = None
@@ -174,7 +189,7 @@ class GraphWriter:
                     results.extend(pending.result())
                     if progress is not None:
                         progress(len(results))
-                pending = pool.submit(self._write_batch, batch, agent)
+                pending = pool.submit(self._write_batches, [batch], agent, None)
             if pending is not None:
                 results.extend(pending.result())
                 if progress is not None:
@@ -271,8 +286,10 @@ class GraphWriter:
         todo = [p for p in batch if p.text]
         if not todo or self.embedder is None:
             return
-        try:
-            vectors = self.embedder.embed([p.text or "" for p in todo])
+        unique = list(dict.fromkeys(p.text or "" for p in todo))  # a document, its section and its
+        try:  # only chunk often share one text: embed it once
+            by_text = dict(zip(unique, self.embedder.embed(unique), strict=True))
+            vectors = [by_text[p.text or ""] for p in todo]
         except EmbeddingError as err:
             log_line(
                 "graph-write",
@@ -289,111 +306,22 @@ class GraphWriter:
             p.embedding = [float(x) for x in vec]
 
     # -- the transaction ---------------------------------------------------------------
-    def _write_batch(self, batch: list[_Prepared], agent: str) -> list[WriteResult]:
-        now = datetime.now(UTC).isoformat()
-        acc = self.account.account_id
+    def _write_batches(
+        self,
+        batches: list[list[_Prepared]],
+        agent: str,
+        before_write: Callable[[neo4j.ManagedTransaction], None] | None,
+    ) -> list[WriteResult]:
+        """All ``batches`` in one transaction (retried as a whole on transient errors)."""
 
         def work(tx: neo4j.ManagedTransaction) -> list[WriteResult]:
-            ids = [p.node_id for p in batch]
-            foreign = tx.run(
-                f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND n.accountId <> $acc RETURN n.nodeId AS id LIMIT 1",
-                ids=ids,
-                acc=acc,
-            ).single()
-            if foreign is not None:
-                raise GraphWriteError(
-                    "foreign-node-id", f"nodeId {foreign['id']!r} belongs to another account; nothing was written"
-                )
-            created: dict[str, bool] = {}
-            groups: dict[tuple[str, ...], list[_Prepared]] = {}
-            for p in batch:
-                groups.setdefault(p.labels, []).append(p)
-            for labels, members in groups.items():
-                label_sql = ":".join(quote(label) for label in (BASE_LABEL, *labels))
-                rows = [
-                    {"nodeId": p.node_id, "props": p.props, "scope": p.scope, "agents": p.agents, "emb": p.embedding}
-                    for p in members
-                ]
-                for rec in tx.run(
-                    f"""
-                    UNWIND $rows AS row
-                    MERGE (n:{quote(BASE_LABEL)} {{nodeId: row.nodeId}})
-                    ON CREATE SET n.createdAt = $now, n.accountId = $acc, n.createdBy = $agent
-                    SET n:{label_sql}, n += row.props, n.updatedAt = $now,
-                        n.scope = row.scope, n.agents = row.agents, n.embedding = row.emb
-                    RETURN n.nodeId AS id, n.createdAt = $now AS isNew
-                    """,
-                    rows=rows,
-                    now=now,
-                    acc=acc,
-                    agent=agent,
-                ):
-                    created[rec["id"]] = rec["isNew"]
-            edge_rows: dict[str, list[dict[str, Any]]] = {}
-            for p in batch:
-                for e in p.edges:
-                    key = f"{e['type']}:{e['direction']}"
-                    edge_rows.setdefault(key, []).append({"from": p.node_id, "to": e["target"], "props": e["props"]})
-            for key, rows in edge_rows.items():
-                rel_type, direction = key.split(":")
-                pattern = (
-                    f"(a)-[r:{quote(rel_type)}]->(b)" if direction == "out" else f"(a)<-[r:{quote(rel_type)}]-(b)"
-                )
-                found = tx.run(
-                    f"""
-                    UNWIND $rows AS row
-                    MATCH (a:{BASE_LABEL} {{nodeId: row.from}})
-                    MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
-                    WHERE b.accountId = $acc AND b.deletedAt IS NULL
-                    MERGE {pattern}
-                    SET r += row.props
-                    RETURN count(r) AS n
-                    """,
-                    rows=rows,
-                    acc=acc,
-                ).single()
-                if found is None or found["n"] != len(rows):
-                    missing = tx.run(
-                        f"""
-                        UNWIND $rows AS row
-                        OPTIONAL MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
-                        WITH row, b WHERE b IS NULL OR b.accountId <> $acc OR b.deletedAt IS NOT NULL
-                        RETURN row.to AS id LIMIT 1
-                        """,
-                        rows=rows,
-                        acc=acc,
-                    ).single()
-                    target = missing["id"] if missing else "?"
-                    raise GraphWriteError(
-                        "edge-target-not-found",
-                        f"edges: no node {target!r} in this account for a {rel_type} edge; nothing was written",
-                    )
-            gated = [p.node_id for p in batch if PROVENANCE_GATED_LABELS.intersection(p.labels)]
-            provenance: dict[str, bool] = {}
-            if gated:
-                for rec in tx.run(
-                    f"""
-                    UNWIND $ids AS id
-                    MATCH (n:{BASE_LABEL} {{nodeId: id}})
-                    OPTIONAL MATCH (src)-[:PRODUCED]->(n)
-                    WHERE src.accountId = $acc AND any(l IN labels(src) WHERE l IN $sources)
-                    RETURN id, count(src) > 0 AS ok
-                    """,
-                    ids=gated,
-                    acc=acc,
-                    sources=sorted(PROVENANCE_SOURCE_LABELS),
-                ):
-                    provenance[rec["id"]] = rec["ok"]
-            return [
-                WriteResult(
-                    p.node_id,
-                    p.labels,
-                    created.get(p.node_id, False),
-                    p.embedding is not None,
-                    provenance.get(p.node_id) if p.node_id in provenance else None,
-                )
-                for p in batch
-            ]
+            if before_write is not None:
+                before_write(tx)
+            now = datetime.now(UTC).isoformat()
+            out: list[WriteResult] = []
+            for batch in batches:
+                out.extend(self._write_in_tx(tx, batch, agent, now))
+            return out
 
         results = self.db.write_tx(work)
         if agent != SYSTEM_AGENT:
@@ -409,3 +337,108 @@ class GraphWriter:
                         nodeId=short(r.node_id),
                     )
         return results
+
+    def _write_in_tx(
+        self, tx: neo4j.ManagedTransaction, batch: list[_Prepared], agent: str, now: str
+    ) -> list[WriteResult]:
+        acc = self.account.account_id
+        ids = [p.node_id for p in batch]
+        foreign = tx.run(
+            f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND n.accountId <> $acc RETURN n.nodeId AS id LIMIT 1",
+            ids=ids,
+            acc=acc,
+        ).single()
+        if foreign is not None:
+            raise GraphWriteError(
+                "foreign-node-id", f"nodeId {foreign['id']!r} belongs to another account; nothing was written"
+            )
+        created: dict[str, bool] = {}
+        groups: dict[tuple[str, ...], list[_Prepared]] = {}
+        for p in batch:
+            groups.setdefault(p.labels, []).append(p)
+        for labels, members in groups.items():
+            label_sql = ":".join(quote(label) for label in (BASE_LABEL, *labels))
+            rows = [
+                {"nodeId": p.node_id, "props": p.props, "scope": p.scope, "agents": p.agents, "emb": p.embedding}
+                for p in members
+            ]
+            for rec in tx.run(
+                f"""
+                UNWIND $rows AS row
+                MERGE (n:{quote(BASE_LABEL)} {{nodeId: row.nodeId}})
+                ON CREATE SET n.createdAt = $now, n.accountId = $acc, n.createdBy = $agent
+                SET n:{label_sql}, n += row.props, n.updatedAt = $now,
+                    n.scope = row.scope, n.agents = row.agents, n.embedding = row.emb
+                RETURN n.nodeId AS id, n.createdAt = $now AS isNew
+                """,
+                rows=rows,
+                now=now,
+                acc=acc,
+                agent=agent,
+            ):
+                created[rec["id"]] = rec["isNew"]
+        edge_rows: dict[str, list[dict[str, Any]]] = {}
+        for p in batch:
+            for e in p.edges:
+                key = f"{e['type']}:{e['direction']}"
+                edge_rows.setdefault(key, []).append({"from": p.node_id, "to": e["target"], "props": e["props"]})
+        for key, rows in edge_rows.items():
+            rel_type, direction = key.split(":")
+            pattern = (
+                f"(a)-[r:{quote(rel_type)}]->(b)" if direction == "out" else f"(a)<-[r:{quote(rel_type)}]-(b)"
+            )
+            found = tx.run(
+                f"""
+                UNWIND $rows AS row
+                MATCH (a:{BASE_LABEL} {{nodeId: row.from}})
+                MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
+                WHERE b.accountId = $acc AND b.deletedAt IS NULL
+                MERGE {pattern}
+                SET r += row.props
+                RETURN count(r) AS n
+                """,
+                rows=rows,
+                acc=acc,
+            ).single()
+            if found is None or found["n"] != len(rows):
+                missing = tx.run(
+                    f"""
+                    UNWIND $rows AS row
+                    OPTIONAL MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
+                    WITH row, b WHERE b IS NULL OR b.accountId <> $acc OR b.deletedAt IS NOT NULL
+                    RETURN row.to AS id LIMIT 1
+                    """,
+                    rows=rows,
+                    acc=acc,
+                ).single()
+                target = missing["id"] if missing else "?"
+                raise GraphWriteError(
+                    "edge-target-not-found",
+                    f"edges: no node {target!r} in this account for a {rel_type} edge; nothing was written",
+                )
+        gated = [p.node_id for p in batch if PROVENANCE_GATED_LABELS.intersection(p.labels)]
+        provenance: dict[str, bool] = {}
+        if gated:
+            for rec in tx.run(
+                f"""
+                UNWIND $ids AS id
+                MATCH (n:{BASE_LABEL} {{nodeId: id}})
+                OPTIONAL MATCH (src)-[:PRODUCED]->(n)
+                WHERE src.accountId = $acc AND any(l IN labels(src) WHERE l IN $sources)
+                RETURN id, count(src) > 0 AS ok
+                """,
+                ids=gated,
+                acc=acc,
+                sources=sorted(PROVENANCE_SOURCE_LABELS),
+            ):
+                provenance[rec["id"]] = rec["ok"]
+        return [
+            WriteResult(
+                p.node_id,
+                p.labels,
+                created.get(p.node_id, False),
+                p.embedding is not None,
+                provenance.get(p.node_id) if p.node_id in provenance else None,
+            )
+            for p in batch
+        ]

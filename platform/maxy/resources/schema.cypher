@@ -11,41 +11,43 @@ CREATE INDEX node_account IF NOT EXISTS FOR (n:Node) ON (n.accountId);
 CREATE INDEX node_deleted_at IF NOT EXISTS FOR (n:Node) ON (n.deletedAt);
 
 // ---- One cosine HNSW vector index per indexed label ----
-CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embedding
+// accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside
+// the index, so one tenant's hits are never crowded out by another's (Cypher 25, Neo4j 2026.01+).
+CYPHER 25 CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX defined_term_embedding IF NOT EXISTS FOR (n:DefinedTerm) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX defined_term_embedding IF NOT EXISTS FOR (n:DefinedTerm) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX review_embedding IF NOT EXISTS FOR (n:Review) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX review_embedding IF NOT EXISTS FOR (n:Review) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX service_embedding IF NOT EXISTS FOR (n:Service) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX service_embedding IF NOT EXISTS FOR (n:Service) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX person_embedding IF NOT EXISTS FOR (n:Person) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX person_embedding IF NOT EXISTS FOR (n:Person) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX local_business_embedding IF NOT EXISTS FOR (n:LocalBusiness) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX local_business_embedding IF NOT EXISTS FOR (n:LocalBusiness) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX price_specification_embedding IF NOT EXISTS FOR (n:PriceSpecification) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX price_specification_embedding IF NOT EXISTS FOR (n:PriceSpecification) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX task_embedding IF NOT EXISTS FOR (n:Task) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX task_embedding IF NOT EXISTS FOR (n:Task) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX creative_work_embedding IF NOT EXISTS FOR (n:CreativeWork) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX creative_work_embedding IF NOT EXISTS FOR (n:CreativeWork) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX digital_document_embedding IF NOT EXISTS FOR (n:DigitalDocument) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX digital_document_embedding IF NOT EXISTS FOR (n:DigitalDocument) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX knowledge_document_embedding IF NOT EXISTS FOR (n:KnowledgeDocument) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX knowledge_document_embedding IF NOT EXISTS FOR (n:KnowledgeDocument) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX section_embedding IF NOT EXISTS FOR (n:Section) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX section_embedding IF NOT EXISTS FOR (n:Section) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (n:Chunk) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (n:Chunk) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX conversation_embedding IF NOT EXISTS FOR (n:Conversation) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX conversation_embedding IF NOT EXISTS FOR (n:Conversation) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX message_embedding IF NOT EXISTS FOR (n:Message) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX message_embedding IF NOT EXISTS FOR (n:Message) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (n:Event) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (n:Event) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX workflow_embedding IF NOT EXISTS FOR (n:Workflow) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX workflow_embedding IF NOT EXISTS FOR (n:Workflow) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX preference_embedding IF NOT EXISTS FOR (n:Preference) ON n.embedding
+CYPHER 25 CREATE VECTOR INDEX preference_embedding IF NOT EXISTS FOR (n:Preference) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
 
 // ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----
