@@ -330,7 +330,7 @@ def _register_feature_commands() -> None:
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name != module:
+            if not exc.name or not module.startswith(exc.name):
                 raise
             continue
         mod.register(app)
