@@ -35,7 +35,7 @@ def test_one_vector_index_per_indexed_label():
 def test_entity_search_covers_every_searchable_label_and_text_property():
     ft = expected_fulltext_indexes()["entity_search"]
     assert ft["labels"] == sorted(SEARCHABLE_LABELS)
-    assert ft["properties"] == list(TEXT_PROPERTIES)
+    assert ft["properties"] == [*TEXT_PROPERTIES, "accountId"]  # accountId: in-index filter only
     assert set(INDEXED_LABELS) <= set(ft["labels"])
 
 

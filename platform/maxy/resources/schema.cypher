@@ -51,6 +51,8 @@ CYPHER 25 CREATE VECTOR INDEX preference_embedding IF NOT EXISTS FOR (n:Preferen
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
 
 // ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----
+// accountId is indexed as well so a query can require the caller's account inside Lucene (with
+// boost 0, it selects without scoring); it is not a searchable text property.
 CREATE FULLTEXT INDEX entity_search IF NOT EXISTS FOR (n:Question|DefinedTerm|Review|Service|Person|LocalBusiness|PriceSpecification|Task|CreativeWork|DigitalDocument|KnowledgeDocument|Section|Chunk|Conversation|Message|Event|Workflow|Preference|Organization|Company|Concept|Product|Offer|Place|Project|Note|Report|Answer|Topic|Skill|Goal|Decision|UserProfile|AdminUser|EmailThread|Email|Article|Alert|Briefing)
-  ON EACH [n.name, n.displayName, n.alternateName, n.firstName, n.lastName, n.givenName, n.familyName, n.title, n.headline, n.subject, n.summary, n.description, n.body, n.bodyPreview, n.content, n.text, n.compiledTruth, n.email, n.jobTitle, n.category, n.address, n.question, n.answer, n.notes, n.reviewBody, n.caption, n.slug, n.keywordsText]
+  ON EACH [n.name, n.displayName, n.alternateName, n.firstName, n.lastName, n.givenName, n.familyName, n.title, n.headline, n.subject, n.summary, n.description, n.body, n.bodyPreview, n.content, n.text, n.compiledTruth, n.email, n.jobTitle, n.category, n.address, n.question, n.answer, n.notes, n.reviewBody, n.caption, n.slug, n.keywordsText, n.accountId]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};

@@ -1,0 +1,74 @@
+"""Loading the final hits' properties and their one-hop neighbourhood, guarded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..db import Database
+from ..graph.guards import Caller, node_guard, related_guard
+from .hits import Hit, Related
+
+MAX_RELATED = 20
+# Internal or bulky fields never shown to an agent.
+HIDDEN_PROPERTIES = frozenset({"embedding", "accountId"})
+
+
+def _visible(props: dict) -> dict:
+    return {k: v for k, v in props.items() if k not in HIDDEN_PROPERTIES}
+
+
+def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[Hit]:
+    """Fill in properties (guards re-applied); hits that vanished meanwhile are dropped."""
+    if not hits:
+        return []
+    guard = node_guard(caller, "n")
+    rows = db.read(
+        f"""
+        UNWIND $ids AS id
+        MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause}
+        RETURN n.nodeId AS id, labels(n) AS labels, properties(n) AS props
+        """,
+        ids=[h.node_id for h in hits],
+        **guard.params,
+    )
+    found = {r["id"]: r for r in rows}
+    out = []
+    for h in hits:
+        row = found.get(h.node_id)
+        if row is None:
+            continue
+        h.labels = [x for x in row["labels"] if x != "Node"]
+        h.properties = _visible(row["props"])
+        out.append(h)
+    return out
+
+
+def expand(db: Database, caller: Caller, hits: Sequence[Hit], limit: int = MAX_RELATED) -> None:
+    """Attach up to ``limit`` related nodes per hit, one hop, both directions."""
+    if not hits:
+        return
+    guard = node_guard(caller, "n")
+    rguard = related_guard(caller, "related")
+    rows = db.read(
+        f"""
+        UNWIND $ids AS id
+        MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause}
+        CALL (n) {{
+            MATCH (n)-[r]-(related:Node)
+            WHERE {rguard.clause}
+            RETURN type(r) AS relType,
+                   CASE WHEN startNode(r) = n THEN 'outgoing' ELSE 'incoming' END AS direction,
+                   labels(related) AS labels, properties(related) AS props
+            LIMIT $limit
+        }}
+        RETURN id, relType, direction, labels, props
+        """,
+        ids=[h.node_id for h in hits],
+        limit=limit,
+        **guard.params,
+    )
+    by_id = {h.node_id: h for h in hits}
+    for r in rows:
+        by_id[r["id"]].related.append(
+            Related(r["relType"], r["direction"], [x for x in r["labels"] if x != "Node"], _visible(r["props"]))
+        )

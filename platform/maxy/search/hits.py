@@ -1,0 +1,37 @@
+"""The one record that flows through the pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Related:
+    rel_type: str
+    direction: str  # "outgoing" | "incoming"
+    labels: list[str]
+    properties: dict[str, Any]
+
+
+@dataclass
+class Hit:
+    node_id: str
+    labels: list[str]
+    vector_score: float = 0.0  # best cosine score over the vector indexes and queries
+    bm25_raw: float | None = None  # best raw Lucene score
+    bm25_score: float = 0.0  # min-max normalised within the result set
+    score: float = 0.0  # fused (and later boosted) score
+    ranks: dict[str, int] = field(default_factory=dict)  # rank per list, for RRF and explain
+    properties: dict[str, Any] = field(default_factory=dict)
+    related: list[Related] = field(default_factory=list)
+
+    def explain(self) -> dict[str, Any]:
+        return {
+            "nodeId": self.node_id,
+            "vector": round(self.vector_score, 4),
+            "bm25Raw": None if self.bm25_raw is None else round(self.bm25_raw, 4),
+            "bm25": round(self.bm25_score, 4),
+            "score": round(self.score, 4),
+            "ranks": self.ranks,
+        }

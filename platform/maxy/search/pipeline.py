@@ -1,0 +1,203 @@
+"""The hybrid search pipeline, read top to bottom like the spec's diagram:
+
+embed -> vector + bm25 -> fuse -> dedup -> threshold + sort + slice -> load -> expand graph
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..db import Database
+from ..embeddings.base import Embedder, EmbeddingError
+from ..errors import ValidationError
+from ..graph.allowlist import SEARCHABLE_LABELS, check_labels
+from ..graph.guards import Caller
+from ..logs import log_line, short
+from . import fusion
+from .fusion import RRF_K
+from .expand import expand, load_properties
+from .hits import Hit
+from .retrieve import bm25_search, fulltext_available, vector_search
+
+Fusion = Literal["weighted", "rrf", "vector", "bm25"]
+MAX_QUERY_CHARS = 4_000
+MAX_LIMIT = 500
+
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graph-search")
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    limit: int = 10
+    labels: tuple[str, ...] | None = None
+    fields: tuple[str, ...] | None = None
+    expand_hops: int = 1
+    threshold: float = 0.0
+    fusion: Fusion = "weighted"
+    vector_weight: float = 0.7
+    candidate_k: int = 100  # depth of each path's list before fusion
+    rrf_k: int = RRF_K
+
+    def validated(self) -> SearchRequest:
+        if not isinstance(self.query, str) or not self.query.strip():
+            raise ValidationError("query", "a non-empty search text is required")
+        if len(self.query) > MAX_QUERY_CHARS:
+            raise ValidationError("query", f"at most {MAX_QUERY_CHARS} characters")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or not 1 <= self.limit <= MAX_LIMIT:
+            raise ValidationError("limit", f"an integer from 1 to {MAX_LIMIT}")
+        if self.expand_hops not in (0, 1) or isinstance(self.expand_hops, bool):
+            raise ValidationError("expandHops", "0 (compact, no related nodes) or 1 (one hop)")
+        if self.fusion not in ("weighted", "rrf", "vector", "bm25"):
+            raise ValidationError("fusion", "one of weighted, rrf, vector, bm25")
+        if not 0.0 <= self.vector_weight <= 1.0:
+            raise ValidationError("vectorWeight", "between 0 and 1")
+        if not isinstance(self.threshold, (int, float)) or self.threshold < 0:
+            raise ValidationError("threshold", "a number >= 0")
+        labels = None
+        if self.labels is not None:
+            labels = tuple(check_labels(self.labels, field="labels"))
+            outside = [lab for lab in labels if lab not in SEARCHABLE_LABELS]
+            if outside:
+                raise ValidationError("labels", f"not searchable: {', '.join(outside)}")
+        fields = None
+        if self.fields is not None:
+            if isinstance(self.fields, str) or not all(isinstance(f, str) for f in self.fields):
+                raise ValidationError("fields", "a list of property names")
+            fields = tuple(self.fields)
+        return SearchRequest(
+            self.query.strip(),
+            self.limit,
+            labels,
+            fields,
+            self.expand_hops,
+            float(self.threshold),
+            self.fusion,  # noqa
+            self.vector_weight,
+            max(self.candidate_k, self.limit),
+            self.rrf_k,
+        )
+
+
+@dataclass
+class SearchResponse:
+    hits: list[Hit]
+    mode: str
+    stats: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def hybrid(db: Database, caller: Caller, request: SearchRequest, embedder: Embedder | None) -> SearchResponse:
+    started = time.perf_counter()
+    req = request.validated()
+    timings: dict[str, float] = {}
+    warnings: list[str] = []
+    queries = [req.query]  # multi-query expansion adds paraphrases here (flagged stage)
+
+    has_fulltext = fulltext_available(db)
+    use_bm25 = req.fusion != "vector" and has_fulltext
+    use_vector = req.fusion != "bm25" and embedder is not None
+    if req.fusion != "vector" and not has_fulltext:
+        warnings.append("full-text index entity_search is missing: vector-only results (run `maxy schema apply`)")
+
+    bm25_future = None
+    if use_bm25:
+        t0 = time.perf_counter()
+        bm25_future = _pool.submit(bm25_search, db, caller, queries, req.labels, req.candidate_k)
+
+    vector_lists: list[list[Hit]] = []
+    if use_vector:
+        t0v = time.perf_counter()
+        try:
+            vectors = embedder.embed(queries)  # type: ignore[union-attr]
+        except EmbeddingError as err:
+            vectors = []
+            use_vector = False
+            warnings.append(f"embedder unavailable, BM25-only results: {err}")
+        timings["embed_ms"] = _ms(t0v)
+        if vectors:
+            t1 = time.perf_counter()
+            vector_lists = vector_search(db, caller, vectors, req.labels, req.candidate_k)
+            timings["vector_ms"] = _ms(t1)
+    elif req.fusion != "bm25" and embedder is None:
+        warnings.append("no embedder configured: BM25-only results")
+
+    bm25_lists: list[list[Hit]] = []
+    if bm25_future is not None:
+        bm25_lists = bm25_future.result()
+        timings["bm25_ms"] = _ms(t0)
+
+    for w in warnings:
+        log_line("graph-search:hybrid", "warn", level=logging.WARNING, accountId=short(caller.account_id), reason=w)
+
+    # Fuse: one map keyed by nodeId, best score per path.
+    t2 = time.perf_counter()
+    vector_hits = [h for lst in vector_lists for h in lst]
+    bm25_hits = [h for lst in bm25_lists for h in lst]
+    merged = fusion.merge(vector_hits, bm25_hits)
+    if use_vector and use_bm25:
+        mode = "rrf" if req.fusion == "rrf" else "hybrid"
+    else:
+        mode = "vector" if use_vector else ("bm25" if use_bm25 else "none")
+    hits = list(merged.values())
+    if mode == "rrf":
+        fusion.rrf(hits, req.rrf_k)
+    elif mode == "hybrid":
+        fusion.weighted(hits, req.vector_weight)
+    elif mode == "vector":
+        for h in hits:
+            h.score = h.vector_score
+    else:
+        fusion.normalise_bm25(hits)
+        for h in hits:
+            h.score = h.bm25_score
+    fused = len(hits)
+    # nodeId-only dedup is the map itself; the four-layer dedup is a flagged stage.
+    deduped = len(hits)
+    hits = [h for h in hits if h.score >= req.threshold]
+    hits.sort(key=lambda h: (-h.score, h.node_id))
+    hits = hits[: req.limit]
+    timings["fuse_ms"] = _ms(t2)
+
+    t3 = time.perf_counter()
+    hits = load_properties(db, caller, hits)
+    timings["load_ms"] = _ms(t3)
+    t4 = time.perf_counter()
+    if req.expand_hops == 1:
+        expand(db, caller, hits)
+    timings["expand_ms"] = _ms(t4)
+
+    total = _ms(started)
+    stats = {
+        "vector": len(vector_hits),
+        "bm25": len(bm25_hits),
+        "fused": fused,
+        "deduped": deduped,
+        "final": len(hits),
+        "ms": total,
+        **timings,
+    }
+    log_line(
+        "graph-search:hybrid",
+        accountId=short(caller.account_id),
+        retrievalClass="none",
+        expansions=len(queries) - 1,
+        vector=stats["vector"],
+        bm25=stats["bm25"],
+        fused=fused,
+        boosted=0,
+        deduped=deduped,
+        final=len(hits),
+        mode=mode,
+        ms=round(total),
+        expand_ms=round(timings["expand_ms"]),
+    )
+    return SearchResponse(hits, mode, stats, warnings)
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000

@@ -1,0 +1,150 @@
+"""The two retrieval paths, each filtered by the guard clauses.
+
+Vector: every vector index found at run time through SHOW INDEXES (cached per process,
+cleared on schema change), queried with Cypher 25 ``SEARCH`` filtered inside the index by
+accountId, then the remaining guard layers. BM25: the ``entity_search`` full-text index,
+with the account required inside Lucene, then the guard layers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from ..db import Database
+from ..graph.allowlist import ALL_LABELS, quote
+from ..graph.guards import Caller, node_guard
+from ..schema import FULLTEXT_INDEX, on_schema_change
+from .hits import Hit
+from .lucene import build_query
+
+_lock = threading.Lock()
+_vector_map: dict[str, str] | None = None  # label -> index name
+_fulltext: bool | None = None
+
+
+def clear_index_cache() -> None:
+    global _vector_map, _fulltext
+    with _lock:
+        _vector_map = None
+        _fulltext = None
+
+
+on_schema_change(clear_index_cache)
+
+
+def _discover(db: Database) -> tuple[dict[str, str], bool]:
+    global _vector_map, _fulltext
+    with _lock:
+        if _vector_map is None or _fulltext is None:
+            rows = db.read(
+                "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, entityType "
+                "WHERE type IN ['VECTOR', 'FULLTEXT'] AND entityType = 'NODE' "
+                "RETURN name, type, state, labelsOrTypes, properties"
+            )
+            vmap: dict[str, str] = {}
+            for r in rows:
+                labels = r["labelsOrTypes"] or []
+                # Only indexes this code can query safely: one known label, account filter property.
+                if r["type"] == "VECTOR" and r["state"] == "ONLINE" and len(labels) == 1 and labels[0] in ALL_LABELS:
+                    if "accountId" in (r["properties"] or [])[1:]:
+                        vmap[labels[0]] = r["name"]
+            _vector_map = vmap
+            _fulltext = any(r["name"] == FULLTEXT_INDEX and r["state"] == "ONLINE" for r in rows)
+        return dict(_vector_map), bool(_fulltext)
+
+
+def vector_indexes(db: Database) -> dict[str, str]:
+    return _discover(db)[0]
+
+
+def fulltext_available(db: Database) -> bool:
+    return _discover(db)[1]
+
+
+def _index_name_ok(name: str) -> str:
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"unexpected index name {name!r}")
+    return name
+
+
+def vector_search(
+    db: Database, caller: Caller, vectors: Sequence[list[float]], labels: Sequence[str] | None, k: int
+) -> list[list[Hit]]:
+    """One ranked list per query vector (every targeted index, merged by score)."""
+    vmap = vector_indexes(db)
+    targets = [(label, vmap[label]) for label in sorted(vmap) if labels is None or label in labels]
+    if not targets or not vectors:
+        return []
+    guard = node_guard(caller, "n")
+    branches = []
+    for label, index in targets:
+        branches.append(
+            f"""
+            MATCH (n:{quote(label)})
+              SEARCH n IN (VECTOR INDEX {_index_name_ok(index)} FOR q.vec WHERE n.accountId = $g_accountId LIMIT $k)
+              SCORE AS score
+            RETURN n, score, {_literal(label)} AS via"""
+        )
+    query = f"""
+        CYPHER 25
+        UNWIND range(0, size($vecs) - 1) AS qi
+        WITH qi, {{vec: $vecs[qi]}} AS q
+        CALL (q) {{ {' UNION ALL '.join(branches)} }}
+        WITH qi, via, n, score WHERE {guard.clause}
+        RETURN qi, via, n.nodeId AS id, labels(n) AS labels, score
+        ORDER BY qi, via, score DESC
+    """
+    rows = db.read(query, vecs=[list(v) for v in vectors], k=k, **guard.params)
+    # One ranked list per query vector: the indexes' hits merged by score.
+    lists: dict[int, list[Hit]] = {}
+    for r in rows:
+        lists.setdefault(r["qi"], []).append(
+            Hit(r["id"], [x for x in r["labels"] if x != "Node"], vector_score=float(r["score"]))
+        )
+    out = []
+    for qi, hits in sorted(lists.items()):
+        hits.sort(key=lambda h: -h.vector_score)
+        for i, h in enumerate(hits, start=1):
+            h.ranks[f"vector:{qi}"] = i
+        out.append(hits)
+    return out
+
+
+def bm25_search(
+    db: Database, caller: Caller, texts: Sequence[str], labels: Sequence[str] | None, k: int
+) -> list[list[Hit]]:
+    """One ranked list per query text."""
+    out: list[list[Hit]] = []
+    guard = node_guard(caller, "n")
+    label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
+    for qi, text in enumerate(texts):
+        lucene = build_query(text, account_id=caller.account_id)
+        if lucene is None:
+            continue
+        rows = db.read(
+            f"""
+            CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
+            WITH n, score WHERE {guard.clause} {label_filter}
+            RETURN n.nodeId AS id, labels(n) AS labels, score
+            ORDER BY score DESC
+            """,
+            q=lucene,
+            k=k,
+            labels=list(labels or []),
+            **guard.params,
+        )
+        name = f"bm25:{qi}"
+        out.append(
+            [
+                Hit(r["id"], [x for x in r["labels"] if x != "Node"], bm25_raw=float(r["score"]), ranks={name: i})
+                for i, r in enumerate(rows, start=1)
+            ]
+        )
+    return out
+
+
+def _literal(label: str) -> str:
+    if label not in ALL_LABELS:
+        raise ValueError(label)
+    return f"'{label}'"
