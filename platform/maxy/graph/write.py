@@ -442,3 +442,24 @@ class GraphWriter:
             )
             for p in batch
         ]
+
+    # -- maintenance -------------------------------------------------------------------
+    def set_embeddings(self, vectors: dict[str, list[float]]) -> int:
+        """Store embeddings computed later (``maxy reindex``); only this account's live nodes."""
+        if not vectors:
+            return 0
+        self._check_dimensions()
+        rows = [{"id": k, "emb": [float(x) for x in v]} for k, v in vectors.items()]
+        result = self.db.write(
+            f"""
+            UNWIND $rows AS row
+            MATCH (n:{BASE_LABEL} {{nodeId: row.id}})
+            WHERE n.accountId = $acc AND n.deletedAt IS NULL
+            SET n.embedding = row.emb
+            RETURN count(n) AS n
+            """,
+            rows=rows,
+            acc=self.account.account_id,
+        )
+        return int(result[0]["n"]) if result else 0
+

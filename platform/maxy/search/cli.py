@@ -1,0 +1,144 @@
+"""``maxy search`` and ``maxy reindex``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    from ..cli import emit_json, err, friendly, out
+
+    @app.command()
+    @friendly
+    def search(
+        query: str = typer.Argument(..., help="What to look for."),
+        limit: int = typer.Option(10, "--limit", "-n", help="How many results."),
+        label: list[str] = typer.Option(None, "--label", "-l", help="Only these labels (repeatable)."),
+        fields: str = typer.Option(
+            None, "--fields", help="Comma-separated properties to return per result ('' for none)."
+        ),
+        expand_hops: int = typer.Option(1, "--expand-hops", help="1: attach related nodes; 0: compact."),
+        scope: list[str] = typer.Option(None, "--scope", help="Allowed scopes (repeatable); default: all."),
+        agent: str = typer.Option(None, "--agent", help="Only nodes tagged for this agent slug."),
+        fusion: str = typer.Option("weighted", "--fusion", help="weighted | rrf | vector | bm25"),
+        explain: bool = typer.Option(False, "--explain", help="With --json: per-path scores of each hit."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Hybrid search over the graph (vector + BM25), as agents see it."""
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..errors import ConfigError
+        from ..graph.guards import Caller
+        from . import SearchRequest, hybrid
+        from .format import project, render, to_json
+
+        settings = load_settings()
+        if not settings.ACCOUNT_ID:
+            raise ConfigError("ACCOUNT_ID is not set: run `maxy account create` or export ACCOUNT_ID")
+        caller = _caller(settings, scope, agent)
+        field_list = None if fields is None else [f.strip() for f in fields.split(",") if f.strip()]
+        request = SearchRequest(
+            query,
+            limit=limit,
+            labels=tuple(label) if label else None,
+            fields=tuple(field_list) if field_list is not None else None,
+            expand_hops=expand_hops,
+            fusion=fusion,  # type: ignore[arg-type]
+        )
+        embedder = _embedder_or_none(settings, err)
+        with Database(settings) as db:
+            response = hybrid(db, caller, request, embedder)
+        project(response.hits, request.fields, caller.account_id)
+        if json_out:
+            emit_json(
+                {
+                    "query": query,
+                    "mode": response.mode,
+                    "warnings": response.warnings,
+                    "stats": {k: round(v, 2) if isinstance(v, float) else v for k, v in response.stats.items()},
+                    "results": to_json(response.hits, explain=explain),
+                }
+            )
+        else:
+            for w in response.warnings:
+                err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+            out.print(render(response.hits), markup=False, highlight=False)
+
+    @app.command()
+    @friendly
+    def reindex(
+        label: list[str] = typer.Option(None, "--label", "-l", help="Only these labels (repeatable)."),
+        recreate: bool = typer.Option(
+            False, "--recreate", help="Rebuild vector indexes whose dimensions differ, then re-embed."
+        ),
+        batch_size: int = typer.Option(64, "--batch-size"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Embed nodes that lack an embedding (after an embedder outage or a model change)."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from ..accounts import validate_account_id_env
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..schema import apply_schema
+        from .reindex import count_missing, reindex as run_reindex
+
+        settings = load_settings()
+        validated = validate_account_id_env(settings)
+        embedder = get_embedder(settings)
+        with Database(settings) as db:
+            if recreate:
+                apply_schema(db, embedder.dimensions, recreate_vector_indexes=True, embedder_name=embedder.name)
+            labels = list(label) if label else None
+            total = count_missing(db, validated.account_id, labels)
+            with Progress(
+                TextColumn("reindex"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                console=err, disable=json_out or total == 0,
+            ) as progress:
+                task = progress.add_task("reindex", total=total)
+                summary = run_reindex(
+                    db, validated, embedder, labels=labels, batch_size=batch_size,
+                    progress=lambda n: progress.update(task, completed=n),
+                )
+        if json_out:
+            emit_json(summary)
+        else:
+            out.print(
+                f"reindexed {summary['embedded']} node(s), {summary['failed']} failed, "
+                f"{summary['remaining']} still without embedding ({summary['ms']} ms)"
+            )
+
+
+def _caller(settings: Any, scope: list[str] | None, agent: str | None):
+    from ..errors import ValidationError
+    from ..graph.guards import Caller
+
+    pinned = Caller.from_settings(settings)
+    scopes = pinned.allowed_scopes
+    if scope:
+        wanted = tuple(scope)
+        if scopes is not None and not set(wanted) <= set(scopes):
+            raise ValidationError("scope", f"ALLOWED_SCOPES pins {list(scopes)}; --scope cannot widen it")
+        scopes = wanted
+    slug = pinned.agent_slug
+    if agent:
+        if slug is not None and agent != slug:
+            raise ValidationError("agent", f"AGENT_SLUG pins {slug!r}; --agent cannot change it")
+        slug = agent
+    return Caller(pinned.account_id, scopes, slug)
+
+
+def _embedder_or_none(settings: Any, err: Any):
+    from ..embeddings import get_embedder
+    from ..embeddings.base import EmbeddingError
+
+    try:
+        return get_embedder(settings)
+    except (EmbeddingError, ValueError) as exc:
+        err.print(f"[yellow]warning:[/yellow] embedder unavailable ({exc}); BM25 only", highlight=False)
+        return None
+

@@ -1,0 +1,90 @@
+"""Backfill embeddings for nodes stored without one (embedder outage, new index, new model).
+
+Resumable by construction: each batch commits on its own, and a re-run picks up exactly the
+nodes whose embedding is still null.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+from ..accounts import ValidatedAccount
+from ..db import Database
+from ..embeddings.base import Embedder, EmbeddingError
+from ..graph.allowlist import INDEXED_LABELS, check_labels
+from ..graph.text import embedding_text
+from ..graph.write import GraphWriter
+from ..logs import log_line, short
+
+
+def _labels(labels: Sequence[str] | None) -> list[str]:
+    if labels is None:
+        return list(INDEXED_LABELS)
+    checked = check_labels(labels, field="label")
+    return [label for label in checked if label in INDEXED_LABELS]
+
+
+_MISSING = """
+    MATCH (n:Node)
+    WHERE n.accountId = $acc AND n.embedding IS NULL AND n.deletedAt IS NULL
+      AND any(l IN labels(n) WHERE l IN $labels) AND n.nodeId > $after
+    RETURN n.nodeId AS id, labels(n) AS labels, properties(n) AS props
+    ORDER BY n.nodeId
+    LIMIT $limit
+"""
+
+
+def count_missing(db: Database, account_id: str, labels: Sequence[str] | None = None) -> int:
+    rows = db.read(
+        "MATCH (n:Node) WHERE n.accountId = $acc AND n.embedding IS NULL AND n.deletedAt IS NULL "
+        "AND any(l IN labels(n) WHERE l IN $labels) RETURN count(n) AS c",
+        acc=account_id,
+        labels=_labels(labels),
+    )
+    return int(rows[0]["c"])
+
+
+def reindex(
+    db: Database,
+    account: ValidatedAccount,
+    embedder: Embedder,
+    *,
+    labels: Sequence[str] | None = None,
+    batch_size: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    started = time.perf_counter()
+    wanted = _labels(labels)
+    account_id = account.account_id
+    writer = GraphWriter(db, account, embedder, created_by="reindex")
+    embedded = failed = skipped = 0
+    after = ""
+    while True:
+        rows = db.read(_MISSING, acc=account_id, labels=wanted, after=after, limit=batch_size)
+        if not rows:
+            break
+        after = rows[-1]["id"]
+        texts = {r["id"]: embedding_text(r["labels"], r["props"]) for r in rows}
+        todo = {k: v for k, v in texts.items() if v}
+        skipped += len(texts) - len(todo)
+        try:
+            vectors = embedder.embed(list(todo.values())) if todo else []
+        except EmbeddingError as err:
+            failed += len(todo)
+            log_line("reindex", "warn", level=logging.WARNING, reason="embed-failed", error=str(err)[:200])
+            break  # the embedder is down: stop, a re-run continues from here
+        embedded += writer.set_embeddings(dict(zip(todo, vectors, strict=True)))
+        if progress is not None:
+            progress(embedded + skipped)
+    remaining = count_missing(db, account_id, labels)
+    summary = {
+        "embedded": embedded,
+        "skipped": skipped,
+        "failed": failed,
+        "remaining": remaining,
+        "ms": round((time.perf_counter() - started) * 1000),
+    }
+    log_line("reindex", accountId=short(account_id), labels=len(wanted), **summary)
+    return summary
