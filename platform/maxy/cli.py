@@ -326,7 +326,7 @@ def _register_feature_commands() -> None:
     """Feature packages add their own commands (ingest, search, ...)."""
     import importlib
 
-    for module in ("maxy.ingest.cli", "maxy.search.cli"):
+    for module in ("maxy.ingest.cli", "maxy.search.cli", "maxy.evaluation.cli"):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

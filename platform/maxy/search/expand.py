@@ -13,8 +13,12 @@ MAX_RELATED = 20
 HIDDEN_PROPERTIES = frozenset({"embedding", "accountId"})
 
 
-def _visible(props: dict) -> dict:
-    return {k: v for k, v in props.items() if k not in HIDDEN_PROPERTIES}
+# Properties without the hidden ones, built server-side so embeddings never cross the wire.
+_PROPS = "[k IN keys({v}) WHERE NOT k IN ['embedding', 'accountId'] | [k, {v}[k]]]"
+
+
+def _visible(pairs: list) -> dict:
+    return {k: v for k, v in pairs if k not in HIDDEN_PROPERTIES}
 
 
 def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[Hit]:
@@ -26,7 +30,7 @@ def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[H
         f"""
         UNWIND $ids AS id
         MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause}
-        RETURN n.nodeId AS id, labels(n) AS labels, properties(n) AS props
+        RETURN n.nodeId AS id, labels(n) AS labels, {_PROPS.format(v="n")} AS props
         """,
         ids=[h.node_id for h in hits],
         **guard.params,
@@ -58,7 +62,7 @@ def expand(db: Database, caller: Caller, hits: Sequence[Hit], limit: int = MAX_R
             WHERE {rguard.clause}
             RETURN type(r) AS relType,
                    CASE WHEN startNode(r) = n THEN 'outgoing' ELSE 'incoming' END AS direction,
-                   labels(related) AS labels, properties(related) AS props
+                   labels(related) AS labels, {_PROPS.format(v="related")} AS props
             LIMIT $limit
         }}
         RETURN id, relType, direction, labels, props

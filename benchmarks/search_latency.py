@@ -1,0 +1,161 @@
+"""Search latency at scale: the whole pipeline against the bare index calls, same run.
+
+    .venv/bin/python benchmarks/search_latency.py [--sizes 10000 100000] [--queries 200] [--json]
+
+For each size, an account holding that many Chunk nodes is built once (reused by later
+runs; ``--rebuild`` starts over). Chunk texts are drawn from the SciFact corpus vocabulary
+so BM25 sees realistic term statistics; their vectors are synthetic (topic centre plus
+noise) because embedding 100k passages on two CPU cores takes hours and latency does not
+depend on where a vector came from. Queries are real SciFact claims, embedded by the real
+model inside the timed pipeline.
+
+Printed per size: pipeline p50/p95 and per-stage medians, the bare calls (query embedding +
+one vector-index SEARCH + one full-text query at the same depth) p50/p95, and the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from maxy.accounts import create_account, list_accounts, validate_account
+from maxy.config import load_settings
+from maxy.db import Database
+from maxy.embeddings import get_embedder
+from maxy.evaluation.metrics import percentile
+from maxy.graph.guards import Caller
+from maxy.graph.write import GraphWriter, NodeSpec
+from maxy.schema import apply_schema
+from maxy.search import SearchRequest, hybrid
+from maxy.search.lucene import build_query
+
+EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact-dev"
+
+
+class Precomputed:
+    """Hands the write primitive vectors made up front (the benchmark's stand-in embedder)."""
+
+    name = "synthetic"
+
+    def __init__(self, vectors: dict[str, list[float]], dimensions: int):
+        self.vectors = vectors
+        self.dimensions = dimensions
+
+    def embed(self, texts):
+        return [self.vectors[t] for t in texts]
+
+
+def vocabulary() -> list[str]:
+    words: list[str] = []
+    with (EVAL / "corpus.jsonl").open() as fh:
+        for line in fh:
+            words.extend(w.strip(".,;:()[]").lower() for w in json.loads(line)["text"].split())
+    return [w for w in words if w.isalpha() and len(w) > 2]
+
+
+def build(db, settings, size: int, dims: int, rebuild: bool) -> str:
+    name = f"bench:latency:{size}"
+    found = [a for a in list_accounts(settings.data_root) if a.name == name]
+    account = validate_account(settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id)
+    have = db.read("MATCH (c:Chunk {accountId: $a}) RETURN count(c) AS c", a=account.account_id)[0]["c"]
+    if have == size and not rebuild:
+        return account.account_id
+    db.autocommit(
+        "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", a=account.account_id
+    )
+    rng = random.Random(size)
+    nrng = np.random.default_rng(size)
+    words = vocabulary()
+    centres = nrng.standard_normal((200, dims)).astype(np.float32)
+    batch = 5000
+    started = time.perf_counter()
+    for start in range(0, size, batch):
+        n = min(batch, size - start)
+        texts = [" ".join(rng.choices(words, k=rng.randint(60, 180))) + f" #{start + i}" for i in range(n)]
+        vecs = centres[nrng.integers(0, len(centres), n)] + 0.6 * nrng.standard_normal((n, dims)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        writer = GraphWriter(db, account, Precomputed(dict(zip(texts, vecs.tolist())), dims), created_by="bench", batch_size=1000)
+        writer.write_many(
+            NodeSpec(["Chunk"], {"content": t, "attachmentId": f"bench:{(start + i) // 20}"}) for i, t in enumerate(texts)
+        )
+        print(f"  built {start + n}/{size} chunks ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    return account.account_id
+
+
+def bare_calls(db, embedder, caller: Caller, query: str, k: int) -> float:
+    """Query embedding + one vector SEARCH + one full-text call, with the account filter."""
+    t0 = time.perf_counter()
+    vec = embedder.embed([query])[0]
+    db.read(
+        "CYPHER 25 MATCH (n:Chunk) SEARCH n IN (VECTOR INDEX chunk_embedding FOR $v WHERE n.accountId = $g_accountId "
+        "LIMIT $k) SCORE AS score RETURN n.nodeId AS id, score",
+        v=vec, k=k, g_accountId=caller.account_id,
+    )
+    db.read(
+        "CALL db.index.fulltext.queryNodes('entity_search', $q, {limit: $k}) YIELD node AS n, score "
+        "RETURN n.nodeId AS id, score",
+        q=build_query(query, account_id=caller.account_id) or "x", k=k,
+    )
+    return (time.perf_counter() - t0) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    settings = load_settings()
+    embedder = get_embedder(settings)
+    queries = [json.loads(l)["text"] for l in (EVAL / "queries.jsonl").open()][: args.queries]
+    report = []
+    with Database(settings) as db:
+        apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+        for size in args.sizes:
+            account_id = build(db, settings, size, embedder.dimensions, args.rebuild)
+            caller = Caller(account_id)
+            request = lambda q: SearchRequest(q, limit=10, expand_hops=1)  # noqa: E731
+            for q in queries[:10]:  # warm caches and the JIT
+                hybrid(db, caller, request(q), embedder)
+                bare_calls(db, embedder, caller, q, 100)
+            pipeline, bare, stages = [], [], {}
+            for q in queries:
+                t0 = time.perf_counter()
+                response = hybrid(db, caller, request(q), embedder)
+                pipeline.append((time.perf_counter() - t0) * 1000)
+                for key, value in response.stats.items():
+                    if key.endswith("_ms"):
+                        stages.setdefault(key, []).append(value)
+                bare.append(bare_calls(db, embedder, caller, q, 100))
+            row = {
+                "chunks": size,
+                "queries": len(queries),
+                "pipeline_p50_ms": round(percentile(pipeline, 50), 1),
+                "pipeline_p95_ms": round(percentile(pipeline, 95), 1),
+                "bare_p50_ms": round(percentile(bare, 50), 1),
+                "bare_p95_ms": round(percentile(bare, 95), 1),
+                "stages_p50_ms": {k: round(percentile(v, 50), 1) for k, v in sorted(stages.items())},
+            }
+            row["ratio_p50"] = round(row["pipeline_p50_ms"] / row["bare_p50_ms"], 2)
+            row["ratio_p95"] = round(row["pipeline_p95_ms"] / row["bare_p95_ms"], 2)
+            report.append(row)
+            if not args.json:
+                print(f"{size} chunks, {len(queries)} queries")
+                print(f"  pipeline  p50 {row['pipeline_p50_ms']:7.1f} ms  p95 {row['pipeline_p95_ms']:7.1f} ms")
+                print(f"  bare      p50 {row['bare_p50_ms']:7.1f} ms  p95 {row['bare_p95_ms']:7.1f} ms")
+                print(f"  ratio     p50 {row['ratio_p50']:7.2f}x    p95 {row['ratio_p95']:7.2f}x   (goal <= 1.5x)")
+                print("  stages    " + "  ".join(f"{k[:-3]}={v}" for k, v in row["stages_p50_ms"].items()))
+    if args.json:
+        print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

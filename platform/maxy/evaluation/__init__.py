@@ -1,0 +1,1 @@
+"""Retrieval-quality evaluation on public benchmark data (BEIR folders, conversations)."""

@@ -1,0 +1,64 @@
+"""``maxy eval ...``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    from ..cli import emit_json, err, friendly, out
+
+    eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality on benchmark data.")
+    app.add_typer(eval_app, name="eval")
+
+    @eval_app.command("beir")
+    @friendly
+    def beir(
+        directory: Path = typer.Argument(..., help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv"),
+        split: str = typer.Option("test", "--split", help="The qrels file to use."),
+        fusion: str = typer.Option("weighted", "--fusion", help="weighted | rrf | vector | bm25"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Ingest the corpus (once) and report nDCG@10, Recall@100, MRR@10 and latency."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..schema import apply_schema
+        from .beir import ensure_corpus, eval_account, load_beir, run_queries
+
+        if fusion not in ("weighted", "rrf", "vector", "bm25"):
+            raise typer.BadParameter("one of weighted, rrf, vector, bm25", param_hint="--fusion")
+        settings = load_settings()
+        data = load_beir(directory, split)
+        embedder = get_embedder(settings)
+        with Database(settings) as db:
+            apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+            account = eval_account(settings, data)
+            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+            with Progress(*columns, console=err, transient=True) as progress:
+                task = progress.add_task("ingest", total=len(data.corpus))
+                ingest = ensure_corpus(
+                    settings, db, embedder, data, account,
+                    progress=lambda done, total: progress.update(task, completed=done, total=total),
+                )
+                qtask = progress.add_task("queries", total=len(data.qrels))
+                figures = run_queries(
+                    db, embedder, data, account, fusion=fusion,
+                    progress=lambda done, total: progress.update(qtask, completed=done, total=total),
+                )
+        if json_out:
+            emit_json(figures)
+            return
+        err.print(
+            f"corpus {data.name}: {ingest['documents']} documents "
+            f"({'reused' if ingest['reused'] else 'ingested in ' + str(round(ingest['ms'] / 1000)) + ' s'}), "
+            f"account {account.account_id}"
+        )
+        out.print(f"split {split} ({figures['queries']} queries), fusion {fusion}")
+        for key in ("ndcg@10", "recall@100", "mrr@10"):
+            out.print(f"  {key:11} {figures[key]:.4f}")
+        out.print(f"  latency    p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms")
