@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import neo4j
+
 from ..db import Database
 from ..embeddings.base import Embedder, EmbeddingError
 from ..errors import ValidationError
@@ -21,7 +23,7 @@ from . import fusion
 from .fusion import RRF_K
 from .expand import expand, load_properties
 from .hits import Hit
-from .retrieve import bm25_search, fulltext_available, vector_search
+from .retrieve import bm25_search, clear_index_cache, fulltext_available, vector_search
 
 Fusion = Literal["weighted", "rrf", "vector", "bm25"]
 MAX_QUERY_CHARS = 4_000
@@ -128,7 +130,13 @@ def hybrid(db: Database, caller: Caller, request: SearchRequest, embedder: Embed
 
     bm25_lists: list[list[Hit]] = []
     if bm25_future is not None:
-        bm25_lists = bm25_future.result()
+        try:
+            bm25_lists = bm25_future.result()
+        except neo4j.exceptions.ClientError as err:
+            # The index went away after discovery (dropped for a rebuild): degrade, never fail.
+            clear_index_cache()
+            use_bm25 = False
+            warnings.append(f"full-text search failed, vector-only results: {err.message}")
         timings["bm25_ms"] = _ms(t0)
 
     for w in warnings:

@@ -100,7 +100,7 @@ def vector_search(
     lists: dict[int, list[Hit]] = {}
     for r in rows:
         lists.setdefault(r["qi"], []).append(
-            Hit(r["id"], [x for x in r["labels"] if x != "Node"], vector_score=float(r["score"]))
+            Hit(r["id"], [x for x in r["labels"] if x != "Node"], vector_score=_cosine(float(r["score"])))
         )
     out = []
     for qi, hits in sorted(lists.items()):
@@ -142,6 +142,13 @@ def bm25_search(
             ]
         )
     return out
+
+
+def _cosine(index_score: float) -> float:
+    """Neo4j reports a cosine index's similarity as (1 + cos) / 2; fusion uses cos itself,
+    clamped to [0, 1]. With the squashed score the vector path's spread halves and the
+    0.7 / 0.3 weighting tilts towards BM25 (scifact-dev nDCG@10 0.720 -> 0.733)."""
+    return max(0.0, 2.0 * index_score - 1.0)
 
 
 def _literal(label: str) -> str:
