@@ -1,0 +1,65 @@
+"""Document ingestion: parse files, chunk them semantically, summarise each level and write
+the KnowledgeDocument -> Section -> Chunk hierarchy atomically; soft delete and purge.
+
+    from maxy.ingest import ingest_paths, ingest_record, soft_delete_attachment, purge
+"""
+
+from __future__ import annotations
+
+from .chunker import ChunkBounds, chunk_text, split_sentences, split_units
+from .hierarchy import (
+    IngestResult,
+    attachment_id_for_path,
+    build_specs,
+    collect_files,
+    content_hash,
+    document_node_id,
+    ingest_document,
+    ingest_paths,
+    ingest_record,
+    ingest_records,
+)
+from .lifecycle import DEFAULT_GRACE_DAYS, purge, soft_delete_attachment
+from .parse import (
+    SUPPORTED_EXTENSIONS,
+    ParsedDocument,
+    ParsedSection,
+    parse_content,
+    parse_file,
+    parse_html,
+    parse_markdown,
+    parse_text,
+)
+from .summarize import ClaudeSummarizer, ExtractiveSummarizer, extractive_summary, get_summarizer
+
+__all__ = [
+    "DEFAULT_GRACE_DAYS",
+    "SUPPORTED_EXTENSIONS",
+    "ChunkBounds",
+    "ClaudeSummarizer",
+    "ExtractiveSummarizer",
+    "IngestResult",
+    "ParsedDocument",
+    "ParsedSection",
+    "attachment_id_for_path",
+    "build_specs",
+    "chunk_text",
+    "collect_files",
+    "content_hash",
+    "document_node_id",
+    "extractive_summary",
+    "get_summarizer",
+    "ingest_document",
+    "ingest_paths",
+    "ingest_record",
+    "ingest_records",
+    "parse_content",
+    "parse_file",
+    "parse_html",
+    "parse_markdown",
+    "parse_text",
+    "purge",
+    "soft_delete_attachment",
+    "split_sentences",
+    "split_units",
+]

@@ -1,0 +1,203 @@
+"""``maxy ingest``, ``maxy delete`` and ``maxy purge`` (added to the main app by ``register``).
+
+``maxy.cli`` is imported inside :func:`register`, not at module level: ``python -m maxy.cli``
+runs that module as ``__main__`` and imports this one while doing so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+_registered: set[int] = set()
+
+
+def _writer_context(settings: Any) -> tuple[Any, Any, Any]:
+    """Validate ACCOUNT_ID (exit 1 on failure) and open the database."""
+    from ..accounts import validate_account_id_env
+    from ..db import Database
+
+    validated = validate_account_id_env(settings)
+    return validated, Database(settings), settings
+
+
+def _embedder(settings: Any) -> Any:
+    from ..embeddings import get_embedder
+    from ..errors import ConfigError
+
+    try:
+        return get_embedder(settings)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _log_lines_above(bar: Any) -> Any:
+    """While the bar is live on a terminal, print ``maxy`` log lines above it (unwrapped)
+    instead of through it. Returns a function that puts the original handlers back."""
+    import logging
+
+    logger = logging.getLogger("maxy")
+    console = bar.console
+    if not console.is_terminal:
+        return lambda: None
+
+    class AboveBar(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                console.print(self.format(record), soft_wrap=True, highlight=False, markup=False, emoji=False)
+            except Exception:  # noqa: BLE001 - logging must never break the command
+                self.handleError(record)
+
+    originals = [h for h in logger.handlers if isinstance(h, logging.StreamHandler)]
+    above = AboveBar()
+    above.setFormatter(logging.Formatter("%(message)s"))
+    for h in originals:
+        logger.removeHandler(h)
+    logger.addHandler(above)
+
+    def restore() -> None:
+        logger.removeHandler(above)
+        for h in originals:
+            logger.addHandler(h)
+
+    return restore
+
+
+def register(app: typer.Typer) -> None:
+    if id(app) in _registered:
+        return
+    _registered.add(id(app))
+    from ..cli import emit_json, err, friendly, out
+    from ..config import load_settings
+
+    @app.command("ingest")
+    @friendly
+    def ingest_cmd(
+        paths: list[Path] = typer.Argument(..., help="Files or folders (.md .markdown .txt .html .htm)."),
+        attachment_id: str | None = typer.Option(
+            None, "--attachment-id", help="The attachmentId for a single file (default: derived from its path)."
+        ),
+        scope: str | None = typer.Option(None, "--scope", help="public, shared or admin."),
+        agents: list[str] | None = typer.Option(None, "--agent", help="Tag the nodes for this agent (repeatable)."),
+        force: bool = typer.Option(False, "--force", help="Re-ingest even when the content is unchanged."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
+        from ..graph.write import GraphWriter
+        from .hierarchy import collect_files, ingest_paths
+        from .summarize import get_summarizer
+
+        settings = load_settings()
+        validated, db, settings = _writer_context(settings)
+        try:
+            files = collect_files(paths)  # validate paths before loading the embedder
+            writer = GraphWriter(db, validated, _embedder(settings), created_by="ingest")
+            summarizer = get_summarizer(settings)
+            kwargs: dict[str, Any] = {
+                "attachment_id": attachment_id,
+                "scope": scope,
+                "agents": agents or None,
+                "force": force,
+                "summarizer": summarizer,
+            }
+            if len(files) > 1 and err.is_terminal:  # a bar only where someone can see it
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+                with Progress(
+                    TextColumn("ingest"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    TextColumn("{task.description}"),
+                    console=err,
+                    transient=True,
+                ) as bar:
+                    task = bar.add_task("", total=len(files))
+                    restore = _log_lines_above(bar)
+
+                    def progress(done: int, total: int, result: Any) -> None:
+                        bar.update(task, completed=done, description=Path(result.path or "").name)
+
+                    try:
+                        results = ingest_paths(files, writer, progress=progress, **kwargs)
+                    finally:
+                        restore()
+            else:
+                results = ingest_paths(files, writer, **kwargs)
+        finally:
+            db.close()
+        failed = [r for r in results if r.error]
+        skipped = [r for r in results if r.skipped]
+        written = [r for r in results if not r.error and not r.skipped]
+        if json_out:
+            emit_json(
+                {
+                    "documents": [r.as_dict() for r in results],
+                    "ingested": len(written),
+                    "skipped": len(skipped),
+                    "failed": len(failed),
+                    "sections": sum(r.sections for r in written),
+                    "chunks": sum(r.chunks for r in written),
+                    "summarizer": summarizer.name,
+                }
+            )
+        else:
+            if len(results) == 1 and not failed:
+                r = results[0]
+                what = f"skipped ({r.reason})" if r.skipped else f"{r.sections} sections, {r.chunks} chunks"
+                out.print(f"{r.path}: {r.attachment_id}: {what}", highlight=False)
+            else:
+                out.print(
+                    f"ingested {len(written)} document(s) ({sum(r.sections for r in written)} sections, "
+                    f"{sum(r.chunks for r in written)} chunks), skipped {len(skipped)}, failed {len(failed)}",
+                    highlight=False,
+                )
+            for r in failed:
+                err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
+        if failed:
+            raise typer.Exit(1)
+
+    @app.command("delete")
+    @friendly
+    def delete_cmd(
+        attachment: str = typer.Option(..., "--attachment", help="The attachmentId of the document to delete."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Soft-delete a document and its sections and chunks (hidden at once, purged after the grace period)."""
+        from .lifecycle import soft_delete_attachment
+
+        validated, db, _ = _writer_context(load_settings())
+        try:
+            stamped = soft_delete_attachment(db, validated.account_id, attachment)
+        finally:
+            db.close()
+        if json_out:
+            emit_json({"attachmentId": attachment, "deleted": stamped})
+        elif stamped:
+            out.print(f"soft-deleted {attachment}: {stamped} node(s); purged after the grace period", highlight=False)
+        else:
+            out.print(f"{attachment} was already deleted", highlight=False)
+
+    @app.command("purge")
+    @friendly
+    def purge_cmd(
+        grace_days: float = typer.Option(7, "--grace-days", min=0, help="Keep soft-deleted nodes this many days."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Hard-delete nodes soft-deleted longer ago than the grace period."""
+        from .lifecycle import purge
+
+        validated, db, _ = _writer_context(load_settings())
+        try:
+            counts = purge(db, validated.account_id, grace_days=grace_days)
+        finally:
+            db.close()
+        if json_out:
+            emit_json({"graceDays": grace_days, "deleted": counts, "total": sum(counts.values())})
+        elif not counts:
+            out.print(f"nothing to purge (grace period {grace_days:g} days)", highlight=False)
+        else:
+            detail = ", ".join(f"{label} {n}" for label, n in counts.items())
+            out.print(f"purged {sum(counts.values())} node(s): {detail}", highlight=False)

@@ -1,0 +1,128 @@
+"""Soft delete and purge.
+
+``soft_delete_attachment`` stamps ``deletedAt`` (ISO 8601, UTC) on a KnowledgeDocument and
+on every Section and Chunk of the same attachmentId in the same account, in one
+transaction; every read path then hides them (guard layer 1). Deleting again keeps the
+first timestamp, so the grace period is not restarted. Re-ingesting the attachment
+replaces the hierarchy and so clears deletedAt.
+
+``purge`` hard-deletes (DETACH DELETE) the account's nodes whose deletedAt is older than
+the grace period (7 days by default), in batches (``CALL {...} IN TRANSACTIONS``): it is
+safe to interrupt and re-run.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import neo4j
+
+from ..db import Database
+from ..errors import ValidationError
+from ..logs import log_line, short
+from .hierarchy import check_attachment_id
+
+DEFAULT_GRACE_DAYS = 7
+PURGE_BATCH_ROWS = 1000
+
+_SOFT_DELETE = """
+MATCH (d:KnowledgeDocument {accountId: $acc, attachmentId: $att})
+WITH collect(d) AS docs
+OPTIONAL MATCH (n:Node {accountId: $acc})
+WHERE n.attachmentId = $att AND (n:Section OR n:Chunk)
+WITH docs, collect(n) AS parts
+WITH docs + parts AS nodes, size(docs) AS docCount
+UNWIND nodes AS n
+WITH n, docCount, n.deletedAt IS NULL AS fresh
+SET n.deletedAt = coalesce(n.deletedAt, $now)
+RETURN docCount, count(n) AS total, sum(CASE WHEN fresh THEN 1 ELSE 0 END) AS stamped,
+       min(n.deletedAt) AS deletedAt
+"""
+
+_PURGE = """
+MATCH (n:Node {accountId: $acc})
+WHERE n.deletedAt IS NOT NULL AND datetime(n.deletedAt) < datetime($cutoff)
+WITH n, [l IN labels(n) WHERE l <> 'Node'] AS labels
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF $rows ROWS
+UNWIND (CASE WHEN size(labels) = 0 THEN ['Node'] ELSE labels END) AS label
+RETURN label, count(*) AS count
+"""
+
+
+def _iso(value: datetime) -> str:
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+
+
+def soft_delete_attachment(db: Database, account_id: str, attachment_id: str, *, now: datetime | None = None) -> int:
+    """Stamp deletedAt on the document, its sections and chunks; return how many were newly stamped.
+
+    Raises ValidationError(field="attachmentId") when the account has no KnowledgeDocument
+    with that attachmentId.
+    """
+    if not account_id:
+        raise ValidationError("accountId", "a validated account id is required")
+    attachment_id = check_attachment_id(attachment_id)
+    started = time.perf_counter()
+    stamp = _iso(now or datetime.now(UTC))
+
+    def work(tx: neo4j.ManagedTransaction) -> dict[str, Any] | None:
+        record = tx.run(_SOFT_DELETE, acc=account_id, att=attachment_id, now=stamp).single()
+        return record.data() if record is not None else None
+
+    row = db.write_tx(work)
+    if not row or not row.get("docCount"):
+        # nothing to stamp: the transaction above changed nothing without a document, but
+        # orphan sections/chunks (if any) were stamped too; report the missing document.
+        if row and row.get("total"):
+            log_line(
+                "ingest",
+                op="delete",
+                accountId=short(account_id),
+                attachmentId=attachment_id,
+                nodes=row["stamped"],
+                orphans=True,
+            )
+            return int(row["stamped"] or 0)
+        raise ValidationError("attachmentId", f"no document with attachmentId {attachment_id!r} in this account")
+    stamped = int(row["stamped"] or 0)
+    log_line(
+        "ingest",
+        op="delete",
+        accountId=short(account_id),
+        attachmentId=attachment_id,
+        nodes=stamped,
+        already_deleted=stamped == 0,
+        deletedAt=row["deletedAt"],
+        ms=round((time.perf_counter() - started) * 1000),
+    )
+    return stamped
+
+
+def purge(
+    db: Database, account_id: str, grace_days: float = DEFAULT_GRACE_DAYS, now: datetime | None = None
+) -> dict[str, int]:
+    """Hard-delete the account's nodes soft-deleted more than ``grace_days`` ago; counts per label.
+
+    A node with several labels (besides the base :Node) is counted under each of them.
+    """
+    if not account_id:
+        raise ValidationError("accountId", "a validated account id is required")
+    if isinstance(grace_days, bool) or not isinstance(grace_days, (int, float)) or grace_days < 0:
+        raise ValidationError("graceDays", "must be a number of days >= 0")
+    started = time.perf_counter()
+    cutoff = _iso((now or datetime.now(UTC)) - timedelta(days=grace_days))
+    rows = db.autocommit(_PURGE, acc=account_id, cutoff=cutoff, rows=PURGE_BATCH_ROWS)
+    counts = {r["label"]: int(r["count"]) for r in sorted(rows, key=lambda r: r["label"])}
+    log_line(
+        "ingest",
+        op="purge",
+        accountId=short(account_id),
+        grace_days=grace_days,
+        cutoff=cutoff,
+        deleted=sum(counts.values()),
+        labels=[f"{k}:{v}" for k, v in counts.items()],
+        ms=round((time.perf_counter() - started) * 1000),
+    )
+    return counts

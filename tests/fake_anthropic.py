@@ -1,0 +1,158 @@
+"""A small real HTTP server speaking the Anthropic Messages API wire format, for tests.
+
+    with FakeAnthropic() as fake:
+        anthropic.Anthropic(api_key="k", base_url=fake.url).messages.create(...)
+
+Modes (set ``fake.mode`` at any time):
+
+* ``ok``         200 with a Messages API body whose text is ``reply`` (default: "Summary: " +
+                 the first words of the prompt's <text>)
+* ``slow``       waits ``delay_s`` before answering (to trip the client's timeout)
+* ``500``        500 ``{"type": "error", "error": {"type": "api_error", ...}}``
+* ``401``        401 ``{"type": "error", "error": {"type": "authentication_error", ...}}``
+* ``malformed``  200 with a body that is not JSON
+
+Only 127.0.0.1, on a port the OS picks; every request is recorded in ``fake.requests``
+as ``{"path", "headers", "body"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODES = ("ok", "slow", "500", "401", "malformed")
+
+
+def _error(kind: str, message: str) -> bytes:
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+
+
+class FakeAnthropic:
+    def __init__(self, mode: str = "ok", delay_s: float = 3.0, reply: str | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}")
+        self.mode = mode
+        self.delay_s = delay_s
+        self.reply = reply
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the server first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeAnthropic:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("request-id", f"req_{uuid.uuid4().hex[:12]}")
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {"_raw": raw.decode("utf-8", "replace")}
+                with fake._lock:
+                    fake.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
+                    mode = fake.mode
+                if self.path.split("?")[0] != "/v1/messages":
+                    self._send(404, _error("not_found_error", "Not found"))
+                    return
+                if mode == "slow":
+                    fake._stop.wait(fake.delay_s)
+                    if fake._stop.is_set():
+                        return
+                if mode == "500":
+                    self._send(500, _error("api_error", "Internal server error"))
+                    return
+                if mode == "401":
+                    self._send(401, _error("authentication_error", "invalid x-api-key"))
+                    return
+                if mode == "malformed":
+                    self._send(200, b'{"id": "msg_1", "type": "message", "content": [ this is not json')
+                    return
+                self._send(200, json.dumps(fake.message(body)).encode())
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def message(self, request: dict[str, Any]) -> dict[str, Any]:
+        text = self.reply
+        if text is None:
+            prompt = ""
+            for m in request.get("messages") or []:
+                content = m.get("content")
+                prompt += (
+                    content
+                    if isinstance(content, str)
+                    else " ".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+                )
+            inner = re.search(r"<text>\s*(.*?)\s*</text>", prompt, re.S)
+            words = (inner.group(1) if inner else prompt).split()[:12]
+            text = "Summary: " + " ".join(words)
+        return {
+            "id": f"msg_{uuid.uuid4().hex[:16]}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", "claude-haiku-4-5"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 42, "output_tokens": 17},
+        }
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover - manual poking
+    with FakeAnthropic() as server:
+        print(server.url)
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
