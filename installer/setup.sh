@@ -34,3 +34,17 @@ if ! command -v mvn >/dev/null 2>&1 && [ ! -d "${MAXY_CACHE_DIR:-$HOME/.cache/ma
 fi
 
 "$VENV/bin/maxy" setup "$@"
+
+# The main job: ingest a small bundled corpus (this project's own docs) and answer questions.
+if [ "${MAXY_SKIP_DEMO:-}" != "1" ]; then
+  echo "main job: ingesting README.md and docs/ ..." >&2
+  MAXY_LOG_LEVEL=WARNING "$VENV/bin/maxy" ingest README.md docs >/dev/null
+  for question in \
+    "How do I run the tests?" \
+    "How does Maxy keep one account from seeing another account's nodes?" \
+    "What happens to a write when the embedding model is unavailable?"; do
+    echo
+    echo "Q: $question"
+    MAXY_LOG_LEVEL=WARNING "$VENV/bin/maxy" search "$question" --limit 3 --expand-hops 0 --brief
+  done
+fi

@@ -344,4 +344,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from maxy.cli import main as _canonical_main  # run the package's module, not this __main__ copy
+
+    _canonical_main()

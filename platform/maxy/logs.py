@@ -6,6 +6,7 @@ Library code never prints to stdout: stdio MCP servers use stdout for JSON-RPC.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 _logger = logging.getLogger("maxy")
@@ -58,5 +59,7 @@ def _ensure_handler() -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))
         _logger.addHandler(handler)
-        _logger.setLevel(logging.INFO)
+        # MAXY_LOG_LEVEL=WARNING keeps only warnings and errors (scripts, demos).
+        level = os.environ.get("MAXY_LOG_LEVEL", "INFO").upper()
+        _logger.setLevel(getattr(logging, level, logging.INFO))
         _logger.propagate = True

@@ -117,11 +117,16 @@ def ensure_corpus(
     started = time.perf_counter()
     writer = GraphWriter(db, account, embedder, created_by="eval")
     records = [(ATTACHMENT_PREFIX + d["_id"], d["title"], d["text"]) for d in data.corpus]
-    result = ingest_records(writer, records, progress=progress)
+    results = ingest_records(
+        writer, records, progress=(lambda done, total, _result: progress(done, total)) if progress else None
+    )
+    failed = [r for r in results if not r.ok]
+    if failed:
+        raise ValidationError("corpus", f"{len(failed)} document(s) failed to ingest, e.g. {failed[0].error}")
     marker.write_text(
         json.dumps({"corpusHash": data.corpus_hash, "documents": len(data.corpus), "complete": True}) + "\n"
     )
-    return {"ingested": result, "reused": False, "documents": len(data.corpus), "ms": round((time.perf_counter() - started) * 1000)}
+    return {"ingested": sum(not r.skipped for r in results), "reused": False, "documents": len(data.corpus), "ms": round((time.perf_counter() - started) * 1000)}
 
 
 def rank_documents(hits: list[Any]) -> list[str]:

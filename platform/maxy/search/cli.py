@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
         agent: str = typer.Option(None, "--agent", help="Only nodes tagged for this agent slug."),
         fusion: str = typer.Option("weighted", "--fusion", help="weighted | rrf | vector | bm25"),
         explain: bool = typer.Option(False, "--explain", help="With --json: per-path scores of each hit."),
+        brief: bool = typer.Option(False, "--brief", help="One line per result: rank, score, label, title, snippet."),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Hybrid search over the graph (vector + BM25), as agents see it."""
@@ -65,7 +66,13 @@ def register(app: typer.Typer) -> None:
         else:
             for w in response.warnings:
                 err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
-            out.print(render(response.hits), markup=False, highlight=False)
+            if brief:
+                for i, hit in enumerate(response.hits, start=1):
+                    out.print(_brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
+                if not response.hits:
+                    out.print("No results.")
+            else:
+                out.print(render(response.hits), markup=False, highlight=False)
 
     @app.command()
     @friendly
@@ -111,6 +118,17 @@ def register(app: typer.Typer) -> None:
                 f"reindexed {summary['embedded']} node(s), {summary['failed']} failed, "
                 f"{summary['remaining']} still without embedding ({summary['ms']} ms)"
             )
+
+
+def _brief_line(rank: int, hit: Any) -> str:
+    props = hit.properties
+    title = next((str(props[k]) for k in ("title", "name", "sectionTitle", "documentTitle") if props.get(k)), "")
+    text = next((str(props[k]) for k in ("content", "summary", "description", "body", "text") if props.get(k)), "")
+    snippet = " ".join(text.split())
+    if title and snippet.startswith(title):
+        snippet = snippet[len(title) :].lstrip(" ›")
+    snippet = snippet[:160] + ("…" if len(snippet) > 160 else "")
+    return f"{rank:2}. {hit.score:.3f} [{', '.join(hit.labels)}] {title} — {snippet}"
 
 
 def _caller(settings: Any, scope: list[str] | None, agent: str | None):

@@ -1,0 +1,3 @@
+from maxy.cli import main
+
+main()
