@@ -31,21 +31,23 @@ WORDS = (
 ).split()
 
 
-def make_texts(n: int, seed: int = 7) -> list[str]:
+def make_texts(n: int, lo: int, hi: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(12, 40))) for _ in range(n)]
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(lo, hi))) for _ in range(n)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--words", type=int, nargs=2, default=[80, 200], metavar=("MIN", "MAX"),
+                        help="words per text (default: chunk-sized passages, 80-200 words)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
     settings = load_settings()
     embedder = get_embedder(settings)
-    texts = make_texts(args.nodes)
+    texts = make_texts(args.nodes, *args.words)
     embedder.embed(texts[:64])  # load the model outside the timings
 
     with tempfile.TemporaryDirectory() as tmp, Database(settings) as db:
@@ -74,6 +76,7 @@ def main() -> None:
     figures = {
         "nodes": len(texts),
         "batch": args.batch,
+        "words": args.words,
         "embedder": embedder.name,
         "embedder_only_per_s": round(embed_rate, 1),
         "write_primitive_per_s": round(write_rate, 1),
