@@ -1,0 +1,154 @@
+"""What a plugin's code sees: the tool decorator and the per-process ToolContext.
+
+A plugin is a Python package with a ``PLUGIN.md`` manifest beside its ``__init__.py``,
+registered in the ``maxy.plugins`` entry-point group (first-party plugins the same way as
+third-party ones). Its module calls :func:`tool` on plain functions:
+
+    @tool("memory-search", description="...", read_only=True)
+    def memory_search(ctx: ToolContext, query: str, limit: int = 10) -> str: ...
+
+The platform builds the MCP server from the functions and the manifest (eager ``_meta``,
+allow-lists, annotations), pins account/scope/agent/session from the environment, and
+records an audit ToolCall for every admin call. A tool raises :class:`ToolError` (or a
+``MaxyError``) for bad input; the client then gets ``isError`` with the message.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..accounts import ValidatedAccount
+from ..config import Settings
+from ..db import Database
+from ..embeddings.base import Embedder
+from ..errors import MaxyError
+from ..graph.guards import Caller
+from ..graph.write import GraphWriter
+
+Role = Literal["admin", "public"]
+
+# Tool arguments that would name an account, scope, agent or session: when the environment
+# pins one, an argument trying to set it is refused (see ToolContext.refuse_widening).
+PINNED_ARGUMENTS = {
+    "account_id": "ACCOUNT_ID",
+    "accountId": "ACCOUNT_ID",
+    "allowed_scopes": "ALLOWED_SCOPES",
+    "allowedScopes": "ALLOWED_SCOPES",
+    "scopes": "ALLOWED_SCOPES",
+    "agent_slug": "AGENT_SLUG",
+    "agentSlug": "AGENT_SLUG",
+    "session_id": "SESSION_ID",
+    "sessionId": "SESSION_ID",
+}
+
+
+class ToolError(MaxyError):
+    """A tool-level failure the agent can act on; becomes an ``isError`` result."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    fn: Callable[..., Any]
+    description: str
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+
+_REGISTRY: dict[str, list[ToolSpec]] = {}
+_lock = threading.Lock()
+
+
+def tool(
+    name: str,
+    *,
+    description: str,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a tool. ``fn(ctx, **arguments)`` returns text (str) or JSON-able data."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        spec = ToolSpec(name, fn, description.strip(), read_only, destructive, idempotent)
+        module = fn.__module__.rsplit(".", 1)[0] if fn.__module__.endswith(".tools") else fn.__module__
+        with _lock:
+            bucket = _REGISTRY.setdefault(module, [])
+            bucket[:] = [s for s in bucket if s.name != name] + [spec]
+        fn.__maxy_tool__ = spec  # type: ignore[attr-defined]
+        return fn
+
+    return decorate
+
+
+def tools_of(module_name: str) -> list[ToolSpec]:
+    """Tools declared by a plugin package (its own module or its ``.tools`` submodule)."""
+    with _lock:
+        return list(_REGISTRY.get(module_name, []))
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool needs, fixed at server start from the environment."""
+
+    settings: Settings
+    role: Role
+    caller: Caller  # account + pinned scopes + pinned agent: use for every read
+    account: ValidatedAccount | None  # validated ACCOUNT_ID; writers need it
+    embedder: Embedder | None
+    session_id: str | None = None  # SESSION_ID: conversation-search is limited to it when set
+    session_node_id: str | None = None  # SESSION_NODE_ID: the active Conversation (provenance fallback)
+    knowledge_keywords: tuple[str, ...] = ()
+    plugin: str = ""
+    _db: Database | None = field(default=None, repr=False)
+
+    @property
+    def db(self) -> Database:
+        if self._db is None:
+            self._db = Database(self.settings)
+        return self._db
+
+    @property
+    def pinned(self) -> dict[str, object]:
+        """The environment's pins (only the ones that are set)."""
+        s = self.settings
+        pins: dict[str, object] = {"ACCOUNT_ID": self.caller.account_id}
+        if s.ALLOWED_SCOPES:
+            pins["ALLOWED_SCOPES"] = list(s.ALLOWED_SCOPES)
+        if s.AGENT_SLUG:
+            pins["AGENT_SLUG"] = s.AGENT_SLUG
+        if s.SESSION_ID:
+            pins["SESSION_ID"] = s.SESSION_ID
+        return pins
+
+    def refuse_widening(self, arguments: dict[str, Any]) -> None:
+        """Refuse any argument that tries to name another account, scope, agent or session."""
+        pins = self.pinned
+        for arg, env in PINNED_ARGUMENTS.items():
+            if arg not in arguments or arguments[arg] is None:
+                continue
+            value = arguments[arg]
+            pinned = pins.get(env)
+            if pinned is None:
+                continue
+            same = sorted(value) == sorted(pinned) if isinstance(pinned, list) and isinstance(value, list) else value == pinned
+            if not same:
+                raise ToolError(f"{arg}: {env} is pinned for this server; a tool argument cannot change it")
+
+    def writer(self, created_by: str | None = None) -> GraphWriter:
+        if self.role != "admin":
+            raise ToolError("this server is read-only (public role): writes are not available")
+        if self.account is None:
+            raise ToolError("ACCOUNT_ID was not validated at start: writes are not available")
+        return GraphWriter(self.db, self.account, self.embedder, created_by=created_by or f"agent:{self.plugin or 'mcp'}")
+
+
+def require(condition: bool, field_name: str, reason: str) -> None:
+    """Raise the standard bad-input error naming the field."""
+    if not condition:
+        raise ToolError(f"{field_name}: {reason}")
+
