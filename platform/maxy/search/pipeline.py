@@ -19,9 +19,12 @@ from ..errors import ValidationError
 from ..graph.allowlist import SEARCHABLE_LABELS, check_labels
 from ..graph.guards import Caller
 from ..logs import log_line, short
-from . import fusion
+from ..config import Settings
+from . import fusion, stages
+from .expand import expand, load_properties, load_signals
+from .expansion import expand_query
 from .fusion import RRF_K
-from .expand import expand, load_properties
+from .stages import RETRIEVAL_CLASSES
 from .hits import Hit
 from .retrieve import bm25_search, clear_index_cache, fulltext_available, vector_search
 
@@ -44,6 +47,7 @@ class SearchRequest:
     vector_weight: float = 0.7
     candidate_k: int = 100  # depth of each path's list before fusion
     rrf_k: int = RRF_K
+    retrieval_class: str | None = None  # from the query classifier; used when routing is on
 
     def validated(self) -> SearchRequest:
         if not isinstance(self.query, str) or not self.query.strip():
@@ -82,7 +86,34 @@ class SearchRequest:
             self.vector_weight,
             max(self.candidate_k, self.limit),
             self.rrf_k,
+            self.retrieval_class if self.retrieval_class in RETRIEVAL_CLASSES else None,
         )
+
+
+@dataclass(frozen=True)
+class SearchFlags:
+    """The MAXY_GS_* stage switches; all off reproduces the baseline pipeline exactly."""
+
+    expansion: bool = False
+    route: bool = False
+    rrf: bool = False
+    boosts: bool = False
+    dedup: bool = False
+    settings: Settings | None = None  # for the LLM stages (ANTHROPIC_API_KEY)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SearchFlags:
+        return cls(
+            settings.MAXY_GS_EXPANSION,
+            settings.MAXY_GS_ROUTE,
+            settings.MAXY_GS_RRF,
+            settings.MAXY_GS_BOOSTS,
+            settings.MAXY_GS_DEDUP,
+            settings,
+        )
+
+
+OFF = SearchFlags()
 
 
 @dataclass
@@ -93,23 +124,50 @@ class SearchResponse:
     warnings: list[str] = field(default_factory=list)
 
 
-def hybrid(db: Database, caller: Caller, request: SearchRequest, embedder: Embedder | None) -> SearchResponse:
+def hybrid(
+    db: Database,
+    caller: Caller,
+    request: SearchRequest,
+    embedder: Embedder | None,
+    flags: SearchFlags = OFF,
+) -> SearchResponse:
     started = time.perf_counter()
     req = request.validated()
     timings: dict[str, float] = {}
     warnings: list[str] = []
-    queries = [req.query]  # multi-query expansion adds paraphrases here (flagged stage)
+
+    # ROUTE: the retrievalClass picks a label filter and fusion weights.
+    labels, vector_weight, fusion_mode = req.labels, req.vector_weight, req.fusion
+    if flags.rrf and fusion_mode == "weighted":
+        fusion_mode = "rrf"
+    chosen = stages.route(req.retrieval_class) if flags.route else None
+    if chosen is not None:
+        if chosen.skip:
+            _log(caller, req, 0, {}, 0, 0, 0, 0, 0, "skipped", started, 0.0, 0.0)
+            return SearchResponse([], "skipped", {"final": 0, "ms": _ms(started)}, [])
+        if chosen.labels is not None:
+            labels = tuple(x for x in chosen.labels if labels is None or x in labels) or chosen.labels
+        vector_weight = chosen.vector_weight
+        if chosen.bm25_only:
+            fusion_mode = "bm25"
+
+    # EXPAND: paraphrases, each searched by both paths, unioned before fusion.
+    queries = [req.query]
+    if flags.expansion and flags.settings is not None:
+        t_exp = time.perf_counter()
+        queries = expand_query(flags.settings, caller.account_id, req.query, req.retrieval_class)
+        timings["query_expansion_ms"] = _ms(t_exp)
 
     has_fulltext = fulltext_available(db)
-    use_bm25 = req.fusion != "vector" and has_fulltext
-    use_vector = req.fusion != "bm25" and embedder is not None
-    if req.fusion != "vector" and not has_fulltext:
+    use_bm25 = fusion_mode != "vector" and has_fulltext
+    use_vector = fusion_mode != "bm25" and embedder is not None
+    if fusion_mode != "vector" and not has_fulltext:
         warnings.append("full-text index entity_search is missing: vector-only results (run `maxy schema apply`)")
 
     bm25_future = None
     if use_bm25:
         t0 = time.perf_counter()
-        bm25_future = _pool.submit(bm25_search, db, caller, queries, req.labels, req.candidate_k)
+        bm25_future = _pool.submit(bm25_search, db, caller, queries, labels, req.candidate_k)
 
     vector_lists: list[list[Hit]] = []
     if use_vector:
@@ -123,9 +181,9 @@ def hybrid(db: Database, caller: Caller, request: SearchRequest, embedder: Embed
         timings["embed_ms"] = _ms(t0v)
         if vectors:
             t1 = time.perf_counter()
-            vector_lists = vector_search(db, caller, vectors, req.labels, req.candidate_k)
+            vector_lists = vector_search(db, caller, vectors, labels, req.candidate_k)
             timings["vector_ms"] = _ms(t1)
-    elif req.fusion != "bm25" and embedder is None:
+    elif fusion_mode != "bm25" and embedder is None:
         warnings.append("no embedder configured: BM25-only results")
 
     bm25_lists: list[list[Hit]] = []
@@ -148,14 +206,14 @@ def hybrid(db: Database, caller: Caller, request: SearchRequest, embedder: Embed
     bm25_hits = [h for lst in bm25_lists for h in lst]
     merged = fusion.merge(vector_hits, bm25_hits)
     if use_vector and use_bm25:
-        mode = "rrf" if req.fusion == "rrf" else "hybrid"
+        mode = "rrf" if fusion_mode == "rrf" else "hybrid"
     else:
         mode = "vector" if use_vector else ("bm25" if use_bm25 else "none")
     hits = list(merged.values())
     if mode == "rrf":
         fusion.rrf(hits, req.rrf_k)
     elif mode == "hybrid":
-        fusion.weighted(hits, req.vector_weight)
+        fusion.weighted(hits, vector_weight)
     elif mode == "vector":
         for h in hits:
             h.score = h.vector_score
@@ -164,7 +222,14 @@ def hybrid(db: Database, caller: Caller, request: SearchRequest, embedder: Embed
         for h in hits:
             h.score = h.bm25_score
     fused = len(hits)
-    # nodeId-only dedup is the map itself; the four-layer dedup is a flagged stage.
+    boosted = 0
+    if (flags.boosts or flags.dedup) and hits:
+        signals = load_signals(db, caller, hits)
+        if flags.boosts:  # BOOST: compiledTruth +15%, backlinks log-scaled 5-25%
+            boosted = stages.apply_boosts(hits, signals)
+        if flags.dedup:  # DEDUP: nodeId, slug, canonical name, content hash
+            hits = stages.dedup(hits, signals)
+    # Without the flag, dedup is by nodeId only: the merge map already did it.
     deduped = len(hits)
     hits = [h for h in hits if h.score >= req.threshold]
     hits.sort(key=lambda h: (-h.score, h.node_id))
@@ -181,30 +246,43 @@ def hybrid(db: Database, caller: Caller, request: SearchRequest, embedder: Embed
 
     total = _ms(started)
     stats = {
+        "expansions": len(queries) - 1,
         "vector": len(vector_hits),
         "bm25": len(bm25_hits),
         "fused": fused,
+        "boosted": boosted,
         "deduped": deduped,
         "final": len(hits),
         "ms": total,
         **timings,
     }
+    _log(
+        caller, req, len(queries) - 1, stats, len(vector_hits), len(bm25_hits), fused, boosted, deduped, mode,
+        started, timings.get("query_expansion_ms", 0.0), timings["expand_ms"],
+    )
+    return SearchResponse(hits, mode, stats, warnings)
+
+
+def _log(
+    caller: Caller, req: SearchRequest, expansions: int, stats: dict[str, Any], vector: int, bm25: int,
+    fused: int, boosted: int, deduped: int, mode: str, started: float, expand_ms: float, graph_ms: float,
+) -> None:
     log_line(
         "graph-search:hybrid",
         accountId=short(caller.account_id),
-        retrievalClass="none",
-        expansions=len(queries) - 1,
-        vector=stats["vector"],
-        bm25=stats["bm25"],
+        retrievalClass=req.retrieval_class or "none",
+        expansions=expansions,
+        vector=vector,
+        bm25=bm25,
         fused=fused,
-        boosted=0,
+        boosted=boosted,
         deduped=deduped,
-        final=len(hits),
+        final=stats.get("final", 0),
         mode=mode,
-        ms=round(total),
-        expand_ms=round(timings["expand_ms"]),
+        ms=round(_ms(started)),
+        expand_ms=round(expand_ms),
+        graph_ms=round(graph_ms),
     )
-    return SearchResponse(hits, mode, stats, warnings)
 
 
 def _ms(since: float) -> float:

@@ -1,0 +1,82 @@
+"""One small wrapper over the official ``anthropic`` client for the search-side LLM stages
+(query classification, multi-query expansion, HyDE). Every caller degrades on failure:
+this module raises ``LLMUnavailable`` and never lets a provider error escape."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from typing import Any
+
+from .config import Settings
+from .errors import MaxyError
+
+HAIKU = "claude-haiku-4-5"
+
+
+class LLMUnavailable(MaxyError):
+    """No key, a timeout, an HTTP error or an unreadable answer."""
+
+
+_clients: dict[tuple[str, str | None, float], Any] = {}
+_lock = threading.Lock()
+
+
+def _client(settings: Settings, timeout: float) -> Any:
+    key = settings.ANTHROPIC_API_KEY
+    if not key:
+        raise LLMUnavailable("ANTHROPIC_API_KEY is not set")
+    base_url = os.environ.get("ANTHROPIC_BASE_URL") or None
+    cache_key = (key, base_url, timeout)
+    with _lock:
+        if cache_key not in _clients:
+            try:
+                import anthropic
+            except ImportError as err:  # pragma: no cover - a dependency of the package
+                raise LLMUnavailable(f"the anthropic package is not installed ({err})") from None
+            _clients[cache_key] = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        return _clients[cache_key]
+
+
+def complete(
+    settings: Settings,
+    prompt: str,
+    *,
+    system: str | None = None,
+    max_tokens: int = 200,
+    timeout: float = 3.0,
+    model: str = HAIKU,
+) -> str:
+    """The text of one Messages API answer, or LLMUnavailable."""
+    client = _client(settings, timeout)
+    try:
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": prompt}],
+        }
+        if system:
+            kwargs["system"] = system
+        response = client.messages.create(**kwargs)
+        text = "".join(getattr(block, "text", "") for block in response.content)
+    except Exception as err:  # any provider, transport or decoding failure degrades the same way
+        raise LLMUnavailable(f"{type(err).__name__}: {str(err)[:200]}") from None
+    if not text.strip():
+        raise LLMUnavailable("empty answer")
+    return text
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in ``text`` (models sometimes wrap it in prose or fences)."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        raise LLMUnavailable("the answer holds no JSON object")
+    try:
+        value = json.loads(match.group(0))
+    except json.JSONDecodeError as err:
+        raise LLMUnavailable(f"the answer is not valid JSON ({err.msg})") from None
+    if not isinstance(value, dict):
+        raise LLMUnavailable("the answer is not a JSON object")
+    return value
