@@ -182,3 +182,13 @@ def test_batched_write_many(db, account, embedder):
     assert len({r.node_id for r in results}) == 150 and all(r.embedded for r in results)
     assert done[-1] == 150
     assert count_nodes(db, account.account_id) == 150
+
+
+def test_partial_update_keeps_scope_agents_and_embeds_the_merged_text(db, writer, embedder):
+    first = writer.write(NodeSpec(["Service"], {"name": "Boiler repair", "description": "gas boilers"}, scope="admin", agents=["alpha"]))
+    writer.write(NodeSpec(["Service"], {"phone": "0123"}, node_id=first.node_id))
+    n = node(db, first.node_id)
+    assert n["scope"] == "admin" and n["agents"] == ["alpha"], "an update that names no scope keeps it"
+    assert n["name"] == "Boiler repair" and n["phone"] == "0123"
+    expected = embedder.embed(["Boiler repair\ngas boilers"])[0]
+    assert n["embedding"] == pytest.approx(expected, abs=1e-5), "the embedding covers the merged properties"

@@ -338,7 +338,14 @@ def _register_feature_commands() -> None:
     """Feature packages add their own commands (ingest, search, ...)."""
     import importlib
 
-    for module in ("maxy.ingest.cli", "maxy.search.cli", "maxy.evaluation.cli"):
+    for module in (
+        "maxy.ingest.cli",
+        "maxy.search.cli",
+        "maxy.evaluation.cli",
+        "maxy.audit_queries",
+        "maxy_plugins.session.tools",
+        "maxy.plugins.cli",
+    ):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -33,6 +33,10 @@ INDEXED_LABELS: tuple[str, ...] = (
     "Preference",
 )
 
+# Embedded on write: the indexed labels, plus Report (the spec embeds title+body; a
+# report_embedding index added to schema.cypher would make it vector-searchable at once).
+EMBEDDED_LABELS: tuple[str, ...] = INDEXED_LABELS + ("Report",)
+
 # Operator-meaningful labels: the entity_search full-text index covers all of them.
 SEARCHABLE_LABELS: tuple[str, ...] = INDEXED_LABELS + (
     "Organization",

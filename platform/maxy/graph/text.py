@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .allowlist import INDEXED_LABELS
+from .allowlist import EMBEDDED_LABELS
 
 MAX_EMBED_CHARS = 4000
 
@@ -18,7 +18,7 @@ _BODY_PROPS = ("description", "body", "content", "text", "answer", "reviewBody",
 
 
 def is_embedded(labels: Sequence[str]) -> bool:
-    return any(label in INDEXED_LABELS for label in labels)
+    return any(label in EMBEDDED_LABELS for label in labels)
 
 
 def embedding_text(labels: Sequence[str], props: Mapping[str, Any]) -> str | None:

@@ -165,7 +165,8 @@ class GraphWriter:
         agent = created_by or self.created_by
         specs = list(specs)
         self._check_account(account_id, specs, agent)
-        prepared = [self._prepare(i, spec, len(specs)) for i, spec in enumerate(specs)]
+        existing = self._existing_properties([s.node_id for s in specs if isinstance(s.node_id, str)])
+        prepared = [self._prepare(i, spec, len(specs), existing) for i, spec in enumerate(specs)]
         ids = [p.node_id for p in prepared]
         if len(set(ids)) != len(ids):
             raise ValidationError("nodeId", "the same nodeId appears twice in one write")
@@ -231,7 +232,19 @@ class GraphWriter:
                 f"accountId {bad[0]!r} is not this process's validated ACCOUNT_ID; nothing was written",
             )
 
-    def _prepare(self, index: int, spec: NodeSpec, total: int) -> _Prepared:
+    def _existing_properties(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Current properties of nodes being updated, so the embedded text is the merged one."""
+        if not ids:
+            return {}
+        rows = self.db.read(
+            f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND n.accountId = $acc "
+            "RETURN n.nodeId AS id, [k IN keys(n) WHERE k <> 'embedding' | [k, n[k]]] AS props",
+            ids=ids,
+            acc=self.account.account_id,
+        )
+        return {r["id"]: dict(r["props"]) for r in rows}
+
+    def _prepare(self, index: int, spec: NodeSpec, total: int, existing: dict[str, dict[str, Any]]) -> _Prepared:
         at = f"nodes[{index}]." if total > 1 else ""
         labels = tuple(check_labels(spec.labels, field=f"{at}labels"))
         if not isinstance(spec.properties, dict):
@@ -271,7 +284,8 @@ class GraphWriter:
                     "props": rel_props,
                 }
             )
-        return _Prepared(node_id, labels, props, spec.scope, agents, edges, embedding_text(labels, props))
+        merged = {**existing.get(node_id, {}), **props}  # an update keeps the properties it does not name
+        return _Prepared(node_id, labels, props, spec.scope, agents, edges, embedding_text(labels, merged))
 
     def _check_dimensions(self) -> None:
         if self._dims_checked or self.embedder is None:
@@ -359,7 +373,14 @@ class GraphWriter:
         for labels, members in groups.items():
             label_sql = ":".join(quote(label) for label in (BASE_LABEL, *labels))
             rows = [
-                {"nodeId": p.node_id, "props": p.props, "scope": p.scope, "agents": p.agents, "emb": p.embedding}
+                {
+                    "nodeId": p.node_id,
+                    "props": p.props,
+                    "scope": p.scope,
+                    "agents": p.agents,
+                    "emb": p.embedding,
+                    "stale": p.text is not None and p.embedding is None,
+                }
                 for p in members
             ]
             for rec in tx.run(
@@ -368,7 +389,9 @@ class GraphWriter:
                 MERGE (n:{quote(BASE_LABEL)} {{nodeId: row.nodeId}})
                 ON CREATE SET n.createdAt = $now, n.accountId = $acc, n.createdBy = $agent
                 SET n:{label_sql}, n += row.props, n.updatedAt = $now,
-                    n.scope = row.scope, n.agents = row.agents, n.embedding = row.emb
+                    n.scope = coalesce(row.scope, n.scope), n.agents = coalesce(row.agents, n.agents),
+                    n.embedding = CASE WHEN row.emb IS NOT NULL THEN row.emb
+                                       WHEN row.stale THEN null ELSE n.embedding END
                 RETURN n.nodeId AS id, n.createdAt = $now AS isNew
                 """,
                 rows=rows,

@@ -9,6 +9,10 @@
 CREATE CONSTRAINT node_node_id IF NOT EXISTS FOR (n:Node) REQUIRE n.nodeId IS UNIQUE;
 CREATE INDEX node_account IF NOT EXISTS FOR (n:Node) ON (n.accountId);
 CREATE INDEX node_deleted_at IF NOT EXISTS FOR (n:Node) ON (n.deletedAt);
+CREATE INDEX node_attachment IF NOT EXISTS FOR (n:Node) ON (n.attachmentId);
+CREATE INDEX conversation_session IF NOT EXISTS FOR (n:Conversation) ON (n.sessionId);
+CREATE INDEX message_session IF NOT EXISTS FOR (n:Message) ON (n.sessionId);
+CREATE INDEX task_kind IF NOT EXISTS FOR (n:Task) ON (n.kind);
 
 // ---- One cosine HNSW vector index per indexed label ----
 // accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside

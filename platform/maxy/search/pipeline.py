@@ -48,6 +48,7 @@ class SearchRequest:
     candidate_k: int = 100  # depth of each path's list before fusion
     rrf_k: int = RRF_K
     retrieval_class: str | None = None  # from the query classifier; used when routing is on
+    session_id: str | None = None  # only nodes of this conversation session (message search)
 
     def validated(self) -> SearchRequest:
         if not isinstance(self.query, str) or not self.query.strip():
@@ -71,6 +72,8 @@ class SearchRequest:
             if outside:
                 raise ValidationError("labels", f"not searchable: {', '.join(outside)}")
         fields = None
+        if self.session_id is not None and (not isinstance(self.session_id, str) or not self.session_id.strip()):
+            raise ValidationError("sessionId", "a non-empty session id")
         if self.fields is not None:
             if isinstance(self.fields, str) or not all(isinstance(f, str) for f in self.fields):
                 raise ValidationError("fields", "a list of property names")
@@ -87,6 +90,7 @@ class SearchRequest:
             max(self.candidate_k, self.limit),
             self.rrf_k,
             self.retrieval_class if self.retrieval_class in RETRIEVAL_CLASSES else None,
+            self.session_id,
         )
 
 
@@ -167,7 +171,7 @@ def hybrid(
     bm25_future = None
     if use_bm25:
         t0 = time.perf_counter()
-        bm25_future = _pool.submit(bm25_search, db, caller, queries, labels, req.candidate_k)
+        bm25_future = _pool.submit(bm25_search, db, caller, queries, labels, req.candidate_k, req.session_id)
 
     vector_lists: list[list[Hit]] = []
     if use_vector:
@@ -181,7 +185,7 @@ def hybrid(
         timings["embed_ms"] = _ms(t0v)
         if vectors:
             t1 = time.perf_counter()
-            vector_lists = vector_search(db, caller, vectors, labels, req.candidate_k)
+            vector_lists = vector_search(db, caller, vectors, labels, req.candidate_k, req.session_id)
             timings["vector_ms"] = _ms(t1)
     elif fusion_mode != "bm25" and embedder is None:
         warnings.append("no embedder configured: BM25-only results")

@@ -19,6 +19,11 @@ from .hits import Hit
 from .lucene import build_query
 
 _lock = threading.Lock()
+# A node of the session: its own sessionId, or a HAS_MESSAGE from that session's Conversation.
+_SESSION = (
+    "AND (n.sessionId = $sessionId OR EXISTS { MATCH (c:Conversation)-[:HAS_MESSAGE]->(n) "
+    "WHERE c.sessionId = $sessionId AND c.accountId = $g_accountId AND c.deletedAt IS NULL })"
+)
 _vector_map: dict[str, str] | None = None  # label -> index name
 _fulltext: bool | None = None
 
@@ -69,7 +74,12 @@ def _index_name_ok(name: str) -> str:
 
 
 def vector_search(
-    db: Database, caller: Caller, vectors: Sequence[list[float]], labels: Sequence[str] | None, k: int
+    db: Database,
+    caller: Caller,
+    vectors: Sequence[list[float]],
+    labels: Sequence[str] | None,
+    k: int,
+    session_id: str | None = None,
 ) -> list[list[Hit]]:
     """One ranked list per query vector (every targeted index, merged by score)."""
     vmap = vector_indexes(db)
@@ -91,11 +101,11 @@ def vector_search(
         UNWIND range(0, size($vecs) - 1) AS qi
         WITH qi, {{vec: $vecs[qi]}} AS q
         CALL (q) {{ {' UNION ALL '.join(branches)} }}
-        WITH qi, via, n, score WHERE {guard.clause}
+        WITH qi, via, n, score WHERE {guard.clause} {_SESSION if session_id else ""}
         RETURN qi, via, n.nodeId AS id, labels(n) AS labels, score
         ORDER BY qi, via, score DESC
     """
-    rows = db.read(query, vecs=[list(v) for v in vectors], k=k, **guard.params)
+    rows = db.read(query, vecs=[list(v) for v in vectors], k=k, sessionId=session_id, **guard.params)
     # One ranked list per query vector: the indexes' hits merged by score.
     lists: dict[int, list[Hit]] = {}
     for r in rows:
@@ -112,7 +122,12 @@ def vector_search(
 
 
 def bm25_search(
-    db: Database, caller: Caller, texts: Sequence[str], labels: Sequence[str] | None, k: int
+    db: Database,
+    caller: Caller,
+    texts: Sequence[str],
+    labels: Sequence[str] | None,
+    k: int,
+    session_id: str | None = None,
 ) -> list[list[Hit]]:
     """One ranked list per query text."""
     out: list[list[Hit]] = []
@@ -125,13 +140,14 @@ def bm25_search(
         rows = db.read(
             f"""
             CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
-            WITH n, score WHERE {guard.clause} {label_filter}
+            WITH n, score WHERE {guard.clause} {label_filter} {_SESSION if session_id else ""}
             RETURN n.nodeId AS id, labels(n) AS labels, score
             ORDER BY score DESC
             """,
             q=lucene,
             k=k,
             labels=list(labels or []),
+            sessionId=session_id,
             **guard.params,
         )
         name = f"bm25:{qi}"

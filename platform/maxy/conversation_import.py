@@ -1,0 +1,160 @@
+"""``maxy conversation import FILE.jsonl``: Conversation and Message nodes through the write path.
+
+One line per message: ``{"conversation", "session", "id", "speaker", "role", "content",
+"timestamp", "image_caption"?}``. Each session becomes a Conversation (sessionId = the
+session value) and each line a Message linked to it (HAS_MESSAGE) and to the turn before
+it (NEXT). Node ids derive from (account, session, message id), so a re-import updates in
+place instead of duplicating. A message's ``content`` is the transcript line,
+``"<speaker>: <text>"`` plus ``[image: <caption>]`` when one was shared: the one field BM25
+scores then holds who said it and what was shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ValidationError
+from .graph.write import Edge, GraphWriter, NodeSpec
+from .logs import log_line, short
+
+REQUIRED = ("conversation", "session", "id", "speaker", "content")
+CONTEXT_TURNS = 2  # neighbouring turns on each side folded into a message's embedded summary
+
+
+@dataclass(frozen=True)
+class ImportedMessage:
+    conversation: str
+    session: str
+    message_id: str
+    speaker: str
+    role: str
+    content: str
+    timestamp: str | None
+    image_caption: str | None
+
+
+def read_messages(path: Path) -> list[ImportedMessage]:
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationError("FILE", f"{path} does not exist")
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValidationError(f"{path.name}:{n}", f"not JSON ({err.msg})") from None
+            out.append(parse_message(row, f"{path.name}:{n}"))
+    return out
+
+
+def parse_message(row: Any, where: str) -> ImportedMessage:
+    if not isinstance(row, dict):
+        raise ValidationError(where, "each line must be a JSON object")
+    missing = [k for k in REQUIRED if not isinstance(row.get(k), str) or (k != "content" and not row[k].strip())]
+    if missing:
+        raise ValidationError(where, f"missing or empty field(s): {', '.join(missing)}")
+    caption = row.get("image_caption")
+    return ImportedMessage(
+        row["conversation"].strip(),
+        row["session"].strip(),
+        row["id"].strip(),
+        row["speaker"].strip(),
+        str(row.get("role") or "user"),
+        row["content"],
+        str(row["timestamp"]) if row.get("timestamp") else None,
+        caption.strip() if isinstance(caption, str) and caption.strip() else None,
+    )
+
+
+def transcript_line(m: ImportedMessage) -> str:
+    line = f"{m.speaker}: {m.content.strip()}"
+    if m.image_caption:
+        line += f" [image: {m.image_caption}]"
+    return line
+
+
+def _node_id(account_id: str, *parts: str) -> str:
+    digest = hashlib.sha1("\x1f".join((account_id, *parts)).encode()).hexdigest()[:24]
+    return f"msg-{digest}"
+
+
+def build_specs(account_id: str, messages: Sequence[ImportedMessage]) -> list[NodeSpec]:
+    """Conversation nodes first, then their messages in order (edges point backwards only)."""
+    sessions: dict[str, list[ImportedMessage]] = {}
+    for m in messages:
+        sessions.setdefault(m.session, []).append(m)
+    specs: list[NodeSpec] = []
+    for session, turns in sessions.items():
+        conv_id = _node_id(account_id, "conversation", session)
+        first = turns[0]
+        specs.append(
+            NodeSpec(
+                ["Conversation"],
+                {
+                    "sessionId": session,
+                    "conversationKey": first.conversation,
+                    "title": f"{first.conversation} {session.rsplit('/', 1)[-1]}",
+                    "startedAt": first.timestamp,
+                    "messageCount": len(turns),
+                    "participants": sorted({t.speaker for t in turns}),
+                },
+                node_id=conv_id,
+            )
+        )
+        lines = [transcript_line(t) for t in turns]
+        prev_id: str | None = None
+        for i, m in enumerate(turns):
+            node_id = _node_id(account_id, "message", session, m.message_id)
+            edges = [Edge("HAS_MESSAGE", conv_id, "in")]
+            if prev_id is not None:
+                edges.append(Edge("NEXT", prev_id, "in"))
+            window = lines[max(0, i - CONTEXT_TURNS) : i + CONTEXT_TURNS + 1]
+            props: dict[str, Any] = {
+                "messageId": m.message_id,
+                "sessionId": session,
+                "conversationKey": m.conversation,
+                "speaker": m.speaker,
+                "role": m.role,
+                "content": lines[i],
+                "timestamp": m.timestamp,
+                "position": i,
+            }
+            if m.image_caption:
+                props["imageCaption"] = m.image_caption
+            if len(window) > 1:
+                # The embedded text: the turn with its neighbours, so a reply like "Yes, last
+                # Tuesday!" is found by what it answers. (Stored as the Message's summary.)
+                props["summary"] = "\n".join(window)
+            specs.append(NodeSpec(["Message"], props, edges=edges, node_id=node_id))
+            prev_id = node_id
+    return specs
+
+
+def import_messages(
+    writer: GraphWriter,
+    messages: Iterable[ImportedMessage],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    started = time.perf_counter()
+    messages = list(messages)
+    specs = build_specs(writer.account.account_id, messages)
+    results = writer.write_many(specs, progress=progress)
+    summary = {
+        "conversations": sum(1 for s in specs if "Conversation" in s.labels),
+        "messages": sum(1 for s in specs if "Message" in s.labels),
+        "created": sum(r.created for r in results),
+        "embedded": sum(r.embedded for r in results),
+        "ms": round((time.perf_counter() - started) * 1000),
+    }
+    log_line("conversation-import", accountId=short(writer.account.account_id), **summary)
+    return summary

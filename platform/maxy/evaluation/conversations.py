@@ -1,0 +1,130 @@
+"""``maxy eval conversations DIR``: Recall@5/10/25 of evidence turns over long conversations.
+
+Each conversation of ``messages.jsonl`` is imported into an account of its own (reused when
+the same messages are already there); every question of ``questions.jsonl`` is searched
+in its conversation's account through the same message search the conversation-search
+tool uses; Recall@k is the share of the question's evidence ids among the first k results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..accounts import ValidatedAccount, create_account, list_accounts, validate_account
+from ..config import Settings
+from ..conversation_import import ImportedMessage, import_messages, parse_message
+from ..db import Database
+from ..embeddings.base import Embedder
+from ..errors import ValidationError
+from ..graph.guards import Caller
+from ..graph.write import GraphWriter
+from ..logs import log_line
+from .metrics import percentile
+
+KS = (5, 10, 25)
+MARKER = "conversation-eval.json"
+
+
+def load(directory: Path) -> tuple[dict[str, list[ImportedMessage]], list[dict[str, Any]]]:
+    directory = Path(directory)
+    messages_path, questions_path = directory / "messages.jsonl", directory / "questions.jsonl"
+    for path in (messages_path, questions_path):
+        if not path.is_file():
+            raise ValidationError("DIR", f"{path} is missing (the folder needs messages.jsonl and questions.jsonl)")
+    by_conv: dict[str, list[ImportedMessage]] = defaultdict(list)
+    for n, line in enumerate(messages_path.open(encoding="utf-8"), start=1):
+        if line.strip():
+            m = parse_message(json.loads(line), f"messages.jsonl:{n}")
+            by_conv[m.conversation].append(m)
+    questions = []
+    for n, line in enumerate(questions_path.open(encoding="utf-8"), start=1):
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        if not isinstance(q.get("question"), str) or not isinstance(q.get("evidence"), list):
+            raise ValidationError(f"questions.jsonl:{n}", "needs 'question' (text) and 'evidence' (list of ids)")
+        questions.append(q)
+    return dict(by_conv), questions
+
+
+def _fingerprint(messages: list[ImportedMessage]) -> str:
+    digest = hashlib.sha256()
+    for m in messages:
+        digest.update(json.dumps(m.__dict__, sort_keys=True).encode())
+    from ..conversation_import import CONTEXT_TURNS
+
+    digest.update(f"context={CONTEXT_TURNS}".encode())  # a new representation re-imports
+    return digest.hexdigest()[:16]
+
+
+def conversation_account(
+    settings: Settings, db: Database, embedder: Embedder, conversation: str, messages: list[ImportedMessage]
+) -> ValidatedAccount:
+    fingerprint = _fingerprint(messages)
+    name = f"conversations:{conversation}"
+    found = [a for a in list_accounts(settings.data_root) if a.name == name]
+    account = validate_account(
+        settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id
+    )
+    marker = settings.data_root / "accounts" / account.account_id / MARKER
+    if marker.is_file() and json.loads(marker.read_text()).get("fingerprint") == fingerprint:
+        return account
+    db.autocommit(
+        "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 2000 ROWS",
+        a=account.account_id,
+    )
+    import_messages(GraphWriter(db, account, embedder, created_by="eval"), messages)
+    marker.write_text(json.dumps({"fingerprint": fingerprint, "messages": len(messages)}) + "\n")
+    return account
+
+
+def evaluate(
+    settings: Settings,
+    db: Database,
+    embedder: Embedder,
+    directory: Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    search: Callable[..., list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
+    if search is None:
+        from ..conversations import search_messages as search
+
+    by_conv, questions = load(directory)
+    accounts = {c: conversation_account(settings, db, embedder, c, msgs) for c, msgs in by_conv.items()}
+    totals: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
+    latencies = []
+    for i, q in enumerate(questions, start=1):
+        account = accounts.get(q.get("conversation"))
+        if account is None:
+            raise ValidationError("questions.jsonl", f"conversation {q.get('conversation')!r} has no messages")
+        t0 = time.perf_counter()
+        rows = search(db, Caller(account.account_id), embedder, q["question"], limit=max(KS))
+        latencies.append((time.perf_counter() - t0) * 1000)
+        ranked = [r["messageId"] for r in rows]
+        evidence = set(q["evidence"])
+        for k in KS:
+            recall = len(evidence.intersection(ranked[:k])) / len(evidence) if evidence else 0.0
+            totals["overall"][k].append(recall)
+            totals[str(q.get("category") or "uncategorised")][k].append(recall)
+        if progress is not None:
+            progress(i, len(questions))
+
+    def summary(bucket: dict[int, list[float]]) -> dict[str, float]:
+        return {f"recall@{k}": round(sum(v) / len(v), 4) if v else 0.0 for k, v in bucket.items()}
+
+    result = {
+        "overall": summary(totals["overall"]),
+        "by_category": {c: dict(summary(b), questions=len(b[KS[0]])) for c, b in sorted(totals.items()) if c != "overall"},
+        "questions": len(questions),
+        "p50_ms": round(percentile(latencies, 50), 1),
+        "p95_ms": round(percentile(latencies, 95), 1),
+    }
+    log_line("eval:conversations", questions=len(questions), **{k.replace("@", "_at_"): v for k, v in result["overall"].items()})
+    return result

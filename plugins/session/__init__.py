@@ -1,0 +1,3 @@
+"""The session plugin: context compaction (session-compact) and the carried-over session context."""
+
+from . import tools  # noqa: F401  (registers the tools)

@@ -1,0 +1,356 @@
+"""The session plugin: context compaction and the session context the next admin turn injects.
+
+``session-compact`` stores the structured briefing (what was asked, what was done, decisions,
+work in progress, what the user shared about themselves) on the active Conversation
+(SESSION_NODE_ID, else SESSION_ID; the Conversation is created by the system agent when it
+does not exist yet) as ``briefing`` (JSON text), ``briefingText`` and ``compactedAt``.
+
+``session_context(ctx)`` (tool ``session-context``, CLI ``maxy session context``) assembles
+the ``<previous-context>`` block: the latest briefing (the active conversation's first), the
+most recent review digest (a CreativeWork with kind/type "review-digest"), open Tasks by
+priority (at most 10) and unsuppressed Alerts of the last 24 hours (at most 5). Every read
+goes through the guard clauses of ``ctx.caller``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import typer
+from maxy.conversations import check_session_id, find_conversation
+from maxy.graph.guards import node_guard
+from maxy.graph.write import NodeSpec
+from maxy.logs import log_line, short
+from maxy.plugins.api import ToolContext, ToolError, require, tool
+from maxy_plugins.memory.tools import SYSTEM, load_node, now_iso, tool_errors, update_node, writer
+
+BRIEFING_FIELDS = {
+    "asked": "What you asked for",
+    "done": "What was done",
+    "decisions": "Decisions made",
+    "workInProgress": "Work in progress",
+    "aboutUser": "What you shared about yourself",
+}
+MAX_FIELD_CHARS = 6_000
+MAX_BRIEFING_CHARS = 20_000
+OPEN_TASK_CAP = 10
+ALERT_CAP = 5
+ALERT_WINDOW = timedelta(hours=24)
+DIGEST_CHARS = 3_000
+OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
+_TS = "%Y-%m-%dT%H:%M:%S"
+
+
+def _field_text(value: object, field: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value.strip()
+    else:
+        require(
+            isinstance(value, list) and all(isinstance(v, str) for v in value),
+            field,
+            "text, or a list of short statements",
+        )
+        text = "\n".join(f"- {v.strip()}" for v in value if v.strip())  # type: ignore[union-attr]
+    require(len(text) <= MAX_FIELD_CHARS, field, f"at most {MAX_FIELD_CHARS:,} characters")
+    return text
+
+
+def _conversation_node_id(account_id: str, session_id: str) -> str:
+    digest = hashlib.sha256("\x1f".join(["conversation", account_id, session_id]).encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16]))
+
+
+def _render_briefing(briefing: dict[str, str]) -> str:
+    parts = []
+    for key, heading in BRIEFING_FIELDS.items():
+        if briefing.get(key):
+            parts.append(f"{heading}:\n{briefing[key]}")
+    return "\n\n".join(parts)
+
+
+@tool(
+    "session-compact",
+    description="""
+Store the compaction briefing on the active conversation so the next turn continues from it:
+asked (what the user asked for), done (what was done), decisions (decisions made),
+workInProgress (unfinished work and next steps), aboutUser (what the user shared about
+themselves). Each is text or a list of short statements.
+""",
+    idempotent=True,
+)
+@tool_errors
+def session_compact(
+    ctx: ToolContext,
+    asked: str | list[str],
+    done: str | list[str],
+    decisions: str | list[str],
+    workInProgress: str | list[str],
+    aboutUser: str | list[str],
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    values = {"asked": asked, "done": done, "decisions": decisions, "workInProgress": workInProgress, "aboutUser": aboutUser}
+    briefing = {key: _field_text(v, key) for key, v in values.items()}
+    require(any(briefing.values()), "asked", "the briefing is empty: fill in at least one field")
+    text = _render_briefing(briefing)
+    require(len(text) <= MAX_BRIEFING_CHARS, "briefing", f"at most {MAX_BRIEFING_CHARS:,} characters in all")
+    w = writer(ctx)
+    key = ctx.session_node_id or ctx.session_id
+    if not key:
+        raise ToolError("SESSION_NODE_ID: no active conversation is set for this server; nothing was written")
+    key = check_session_id(key, "SESSION_NODE_ID")
+    conv = find_conversation(ctx.db, ctx.caller, key)
+    created = False
+    if conv is None:
+        labels = ["Conversation", "AdminConversation"] if ctx.role == "admin" else ["Conversation"]
+        result = writer(ctx, SYSTEM).write(
+            NodeSpec(
+                labels,
+                {"sessionId": key, "title": f"Conversation {key[:8]}", "startedAt": now_iso()},
+                node_id=_conversation_node_id(w.account.account_id, key),
+                scope="admin",
+            )
+        )
+        created = True
+        conv = {"nodeId": result.node_id, "sessionId": key}
+    node = load_node(ctx, conv["nodeId"])
+    if node is None:  # pragma: no cover - vanished between the two reads
+        raise ToolError("SESSION_NODE_ID: the conversation disappeared while compacting; try again")
+    compacted_at = now_iso()
+    stored = {**briefing, "compactedAt": compacted_at}
+    update_node(
+        ctx,
+        node,
+        {
+            "briefing": json.dumps(stored, ensure_ascii=False),
+            "briefingText": text,
+            "compactedAt": compacted_at,
+            "compactionCount": int(node["properties"].get("compactionCount") or 0) + 1,
+        },
+    )
+    log_line(
+        "session",
+        op="compact",
+        session=short(conv.get("sessionId") or key),
+        conversation=short(conv["nodeId"]),
+        created=created,
+        chars=len(text),
+        ms=round((time.perf_counter() - started) * 1000),
+    )
+    return {"conversationId": conv["nodeId"], "sessionId": conv.get("sessionId") or key, "compactedAt": compacted_at, "created": created}
+
+
+# ---------------------------------------------------------------------------------------
+def session_context_data(ctx: ToolContext) -> dict[str, Any]:
+    """The parts of the session context, as data (guarded reads only)."""
+    db = ctx.db
+    key = ctx.session_node_id or ctx.session_id
+    since = (datetime.now(UTC) - ALERT_WINDOW).strftime(_TS)
+
+    g = node_guard(ctx.caller, "c")
+    rows = db.read(
+        f"""
+        MATCH (c:Node) WHERE (c:Conversation OR c:AdminConversation) AND {g.clause} AND c.briefing IS NOT NULL
+        RETURN c.nodeId AS conversationId, c.sessionId AS sessionId, c.briefing AS briefing,
+               c.compactedAt AS compactedAt,
+               coalesce(c.sessionId = $key OR c.nodeId = $key, false) AS active
+        ORDER BY active DESC, c.compactedAt DESC
+        LIMIT 1
+        """,
+        key=key,
+        **g.params,
+    )
+    briefing = None
+    if rows:
+        try:
+            content = json.loads(rows[0]["briefing"])
+        except (TypeError, ValueError):
+            content = {"done": str(rows[0]["briefing"])}
+        briefing = {**rows[0], "briefing": content if isinstance(content, dict) else {"done": str(content)}}
+
+    g = node_guard(ctx.caller, "d")
+    rows = db.read(
+        f"""
+        MATCH (d:CreativeWork) WHERE {g.clause} AND (d.kind = 'review-digest' OR d.type = 'review-digest')
+        RETURN d.nodeId AS nodeId, coalesce(d.title, d.name, d.headline) AS title,
+               coalesce(d.body, d.text, d.summary, d.description, d.content) AS body,
+               coalesce(d.occurredAt, d.createdAt) AS at
+        ORDER BY at DESC
+        LIMIT 1
+        """,
+        **g.params,
+    )
+    digest = rows[0] if rows else None
+
+    g = node_guard(ctx.caller, "t")
+    rows = db.read(
+        f"""
+        MATCH (t:Task) WHERE {g.clause} AND coalesce(t.status, 'pending') IN $open
+        WITH t, CASE toLower(toString(t.priority))
+                  WHEN 'urgent' THEN 1 WHEN 'high' THEN 2 WHEN 'normal' THEN 3 WHEN 'medium' THEN 3
+                  WHEN 'low' THEN 4 WHEN 'someday' THEN 5
+                  ELSE coalesce(toIntegerOrNull(t.priority), 3) END AS rank
+        ORDER BY rank ASC, coalesce(t.startedAt, t.createdAt) DESC
+        WITH collect({{taskId: t.nodeId, title: coalesce(t.title, t.name, t.kind), kind: t.kind,
+                       status: coalesce(t.status, 'pending'), priority: rank, lastStep: t.lastStep,
+                       startedAt: coalesce(t.startedAt, t.createdAt)}}) AS tasks
+        RETURN size(tasks) AS total, tasks[0..$cap] AS tasks
+        """,
+        open=list(OPEN_STATUSES),
+        cap=OPEN_TASK_CAP,
+        **g.params,
+    )
+    tasks_total = int(rows[0]["total"]) if rows else 0
+    tasks = rows[0]["tasks"] if rows else []
+
+    g = node_guard(ctx.caller, "a")
+    alerts = db.read(
+        f"""
+        MATCH (a:Alert) WHERE {g.clause}
+          AND coalesce(a.suppressed, false) <> true AND a.suppressedAt IS NULL
+          AND left(coalesce(a.occurredAt, a.createdAt), 19) >= $since
+        RETURN a.nodeId AS nodeId, coalesce(a.title, a.name, a.headline, a.summary) AS title,
+               a.severity AS severity, coalesce(a.description, a.body, a.text) AS detail,
+               coalesce(a.occurredAt, a.createdAt) AS at
+        ORDER BY at DESC
+        LIMIT $cap
+        """,
+        since=since,
+        cap=ALERT_CAP,
+        **g.params,
+    )
+    return {
+        "briefing": briefing,
+        "reviewDigest": digest,
+        "openTasks": tasks,
+        "openTasksTotal": tasks_total,
+        "alerts": alerts,
+    }
+
+
+def render_session_context(data: dict[str, Any]) -> str:
+    """The ``<previous-context>`` block, or "" when there is nothing to carry over."""
+    sections: list[str] = []
+    b = data.get("briefing")
+    if b:
+        where = "this conversation" if b.get("active") else f"session {short(b.get('sessionId'))}"
+        body = _render_briefing({k: str(v) for k, v in (b.get("briefing") or {}).items() if k in BRIEFING_FIELDS and v})
+        sections.append(f"## Briefing (compacted {b.get('compactedAt')}, {where})\n{body}")
+    d = data.get("reviewDigest")
+    if d:
+        body = str(d.get("body") or "")
+        if len(body) > DIGEST_CHARS:
+            body = body[:DIGEST_CHARS] + f"… [{len(body) - DIGEST_CHARS} more chars]"
+        sections.append(f"## Recent review digest ({d.get('at')})\n{d.get('title') or ''}\n{body}".rstrip())
+    tasks = data.get("openTasks") or []
+    if tasks:
+        total = data.get("openTasksTotal", len(tasks))
+        lines = [f"## Open tasks ({len(tasks)} of {total}, by priority)"]
+        for t in tasks:
+            step = f" — last step: {t['lastStep']}" if t.get("lastStep") else ""
+            lines.append(f"- [P{t.get('priority')}] {t.get('title')} ({t.get('kind') or 'task'}, {t.get('status')}, taskId {t.get('taskId')}){step}")
+        sections.append("\n".join(lines))
+    alerts = data.get("alerts") or []
+    if alerts:
+        lines = ["## Active alerts (last 24 hours)"]
+        for a in alerts:
+            sev = f"[{a['severity']}] " if a.get("severity") else ""
+            detail = f" — {str(a['detail'])[:300]}" if a.get("detail") else ""
+            lines.append(f"- {sev}{a.get('title') or a.get('nodeId')} ({a.get('at')}){detail}")
+        sections.append("\n".join(lines))
+    if not sections:
+        return ""
+    return "<previous-context>\n" + "\n\n".join(sections) + "\n</previous-context>"
+
+
+def session_context(ctx: ToolContext) -> str:
+    """The block the next admin turn injects ("" when there is nothing to carry over)."""
+    started = time.perf_counter()
+    data = session_context_data(ctx)
+    text = render_session_context(data)
+    log_line(
+        "session",
+        op="context",
+        accountId=short(ctx.caller.account_id),
+        briefing=data["briefing"] is not None,
+        digest=data["reviewDigest"] is not None,
+        tasks=len(data["openTasks"]),
+        alerts=len(data["alerts"]),
+        chars=len(text),
+        ms=round((time.perf_counter() - started) * 1000),
+    )
+    return text
+
+
+@tool(
+    "session-context",
+    description="""
+The context carried over from earlier turns, as a <previous-context> block: the latest
+compaction briefing, the most recent review digest, open tasks by priority (at most 10) and
+unsuppressed alerts of the last 24 hours (at most 5).
+""",
+    read_only=True,
+    idempotent=True,
+)
+@tool_errors
+def session_context_tool(ctx: ToolContext) -> str:
+    return session_context(ctx) or "No previous context: no briefing, review digest, open tasks or recent alerts."
+
+
+# ---------------------------------------------------------------------------------------
+# CLI: ``maxy session context [--json]``
+_registered: set[int] = set()
+
+
+def cli_context(settings: Any = None, plugin: str = "session") -> ToolContext:
+    """An admin ToolContext from the environment (ACCOUNT_ID validated, pins applied)."""
+    from maxy.accounts import validate_account
+    from maxy.config import load_settings
+    from maxy.graph.guards import Caller
+
+    settings = settings or load_settings()
+    account = validate_account(settings.data_root, settings.ACCOUNT_ID)
+    return ToolContext(
+        settings=settings,
+        role="admin",
+        caller=Caller.from_settings(settings, account.account_id),
+        account=account,
+        embedder=None,
+        session_id=settings.SESSION_ID,
+        session_node_id=settings.SESSION_NODE_ID,
+        knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
+        plugin=plugin,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    if id(app) in _registered:
+        return
+    _registered.add(id(app))
+    from maxy.cli import emit_json, friendly, out
+
+    session_app = typer.Typer(no_args_is_help=True, help="Admin session context and compaction briefings.")
+    app.add_typer(session_app, name="session")
+
+    @session_app.command("context")
+    @friendly
+    def context_cmd(
+        json_out: bool = typer.Option(False, "--json", help="The parts as JSON instead of the text block."),
+    ) -> None:
+        """Print the <previous-context> block the next admin turn injects."""
+        ctx = cli_context()
+        try:
+            if json_out:
+                data = session_context_data(ctx)
+                emit_json({**data, "text": render_session_context(data)})
+            else:
+                text = session_context(ctx)
+                out.print(text or "(no previous context)", highlight=False, markup=False, soft_wrap=True)
+        finally:
+            ctx.db.close()

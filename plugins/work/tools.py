@@ -1,0 +1,354 @@
+"""The work plugin: provenance Tasks for durable actions (work-create, work-update, work-complete).
+
+    (:Task {taskId, kind, title, status, priority, startedAt, completedAt, inputs_<field>...})
+      -[:RAISED_DURING]->(:Conversation)       the conversation the action was raised in
+      -[:PRODUCED]->(entity)                   every entity the action created
+
+Inputs are stored as ``inputs_<field>`` properties (the graph's property names allow no dot)
+after :func:`redact_secrets` has replaced every schema-tagged secret with ``"[redacted]"``:
+nothing secret is ever written, logged or embedded. Each step emits one ``[task]`` line:
+``[task] action-start|step|done kind=<kind> taskId=<8> ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from maxy.conversations import find_conversation
+from maxy.graph.guards import node_guard
+from maxy.graph.write import Edge, NodeSpec
+from maxy.logs import log_line, short
+from maxy.plugins.api import ToolContext, ToolError, require, tool
+from maxy_plugins.memory.tools import (
+    active_conversation,
+    check_text,
+    load_node,
+    now_iso,
+    tool_errors,
+    update_node,
+    writer,
+)
+
+REDACTED = "[redacted]"
+OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
+DONE_STATUSES = ("completed", "failed", "cancelled")
+STATUSES = OPEN_STATUSES + DONE_STATUSES
+PRIORITY_NAMES = {"urgent": 1, "high": 2, "normal": 3, "medium": 3, "low": 4, "someday": 5}
+DEFAULT_PRIORITY = 3
+MAX_INPUT_FIELDS = 60
+MAX_PRODUCED = 500
+MAX_NOTES = 50
+_KIND_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]{0,63}$")
+_FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,55}$")
+# Key names that are secret whatever the schema says (belt and braces for untagged schemas).
+_SECRET_NAMES = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "secret",
+        "token",
+        "apikey",
+        "accesstoken",
+        "refreshtoken",
+        "idtoken",
+        "authtoken",
+        "bearertoken",
+        "privatekey",
+        "clientsecret",
+        "apisecret",
+        "pin",
+        "otp",
+    }
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Secrets
+def _is_secret_schema(entry: object) -> bool:
+    if not isinstance(entry, Mapping):
+        return False
+    if entry.get("secret") is True or entry.get("x-secret") is True or entry.get("sensitive") is True:
+        return True
+    return bool(entry.get("format") == "password" or entry.get("writeOnly") is True)
+
+
+def _is_secret_name(key: str) -> bool:
+    return re.sub(r"[^a-z0-9]", "", key.lower()) in _SECRET_NAMES
+
+
+def _field_schemas(schema: object) -> Mapping[str, Any]:
+    """A JSON-Schema object's ``properties``, or a plain {field: entry} mapping."""
+    if not isinstance(schema, Mapping):
+        return {}
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        return props
+    return {k: v for k, v in schema.items() if isinstance(v, Mapping)}
+
+
+def redact_secrets(inputs: Any, schema: Any = None) -> Any:
+    """Replace every secret value in ``inputs`` with ``"[redacted]"`` (returns a new structure).
+
+    A field is secret when its schema entry is tagged (``secret: true``, ``x-secret: true``,
+    ``sensitive: true``, ``writeOnly: true`` or ``format: "password"``) or when its key is a
+    well-known secret name (password, token, apiKey, clientSecret, ...). Nested objects and
+    arrays of objects are walked with their sub-schemas (``properties`` / ``items``).
+    """
+    if isinstance(inputs, Mapping):
+        fields = _field_schemas(schema)
+        out: dict[str, Any] = {}
+        for key, value in inputs.items():
+            entry = fields.get(key) if isinstance(key, str) else None
+            if (isinstance(key, str) and _is_secret_name(key)) or _is_secret_schema(entry):
+                out[key] = REDACTED if value is not None else None
+            else:
+                out[key] = redact_secrets(value, entry)
+        return out
+    if isinstance(inputs, (list, tuple)):
+        item_schema = schema.get("items") if isinstance(schema, Mapping) else None
+        if _is_secret_schema(item_schema):
+            return [REDACTED for _ in inputs]
+        return [redact_secrets(v, item_schema) for v in inputs]
+    return inputs
+
+
+def _storable(value: Any) -> Any:
+    """A property value: scalars and flat lists as they are, anything else as JSON text."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return list(value)
+    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+
+
+def _input_properties(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    require(len(inputs) <= MAX_INPUT_FIELDS, "inputs", f"at most {MAX_INPUT_FIELDS} fields")
+    props: dict[str, Any] = {}
+    for key, value in inputs.items():
+        require(
+            isinstance(key, str) and bool(_FIELD_RE.match(key)),
+            f"inputs.{key}",
+            "field names are a letter then letters, digits or _ (at most 56)",
+        )
+        stored = _storable(value)
+        if stored is not None:
+            props[f"inputs_{key}"] = stored
+    return props
+
+
+def _priority(value: object) -> int:
+    if isinstance(value, str):
+        require(value.strip().lower() in PRIORITY_NAMES, "priority", f"1 (highest) to 5, or one of {sorted(PRIORITY_NAMES)}")
+        return PRIORITY_NAMES[value.strip().lower()]
+    require(isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 5, "priority", "1 (highest) to 5, or urgent|high|normal|low|someday")
+    return int(value)  # type: ignore[arg-type]
+
+
+def _task(ctx: ToolContext, task_id: object) -> dict[str, Any]:
+    task = load_node(ctx, task_id, "Task", field="taskId")
+    if task is None:
+        raise ToolError(f"taskId: no Task {task_id!r} in this account")
+    return task
+
+
+def _ms_since(iso: object) -> int | None:
+    try:
+        return round((datetime.now(UTC) - datetime.fromisoformat(str(iso))).total_seconds() * 1000)
+    except (TypeError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+@tool(
+    "work-create",
+    description="""
+Start a provenance Task for a durable action: kind (e.g. "cloudflare-tunnel-login"), title,
+inputsProvided (the call-shape record), inputs + inputSchema (the form payload and its JSON
+schema: fields tagged secret / format "password" are stored as "[redacted]"),
+raisedDuringConversationKey (the sessionId of the conversation the action was raised in;
+defaults to the active one), priority (1 highest .. 5, or urgent|high|normal|low). Returns
+{"taskId"}: pass it as producedByTaskId to memory-write and to work-update / work-complete.
+""",
+)
+@tool_errors
+def work_create(
+    ctx: ToolContext,
+    kind: str,
+    title: str | None = None,
+    inputsProvided: dict[str, Any] | list[str] | None = None,
+    inputs: dict[str, Any] | None = None,
+    inputSchema: dict[str, Any] | None = None,
+    raisedDuringConversationKey: str | None = None,
+    priority: int | str | None = None,
+) -> dict[str, Any]:
+    require(isinstance(kind, str) and bool(_KIND_RE.match(kind)), "kind", "a lower-case slug such as cloudflare-tunnel-login")
+    title_ = check_text(title, "title", limit=500, required=False) or kind
+    require(inputs is None or isinstance(inputs, dict), "inputs", "an object of field names to values")
+    require(inputSchema is None or isinstance(inputSchema, dict), "inputSchema", "a JSON schema object")
+    require(
+        inputsProvided is None or isinstance(inputsProvided, (dict, list)),
+        "inputsProvided",
+        "an object (or list of field names) recording the call shape",
+    )
+    safe_inputs = redact_secrets(inputs or {}, inputSchema)
+    safe_provided = redact_secrets(inputsProvided, inputSchema) if inputsProvided is not None else None
+    props: dict[str, Any] = {
+        "kind": kind,
+        "title": title_,
+        "status": "running",
+        "startedAt": now_iso(),
+        "priority": _priority(priority) if priority is not None else DEFAULT_PRIORITY,
+        **_input_properties(safe_inputs),
+    }
+    if safe_inputs:
+        props["inputFields"] = sorted(safe_inputs)
+    if safe_provided is not None:
+        props["inputsProvided"] = json.dumps(safe_provided, ensure_ascii=False, default=str, sort_keys=True)
+    w = writer(ctx)
+    edges: list[Edge] = []
+    if raisedDuringConversationKey is not None:
+        key = check_text(raisedDuringConversationKey, "raisedDuringConversationKey", limit=256)
+        conv = find_conversation(ctx.db, ctx.caller, key)
+        if conv is None:
+            raise ToolError(
+                f"raisedDuringConversationKey: no Conversation with sessionId {key!r} in this account; nothing was written"
+            )
+    else:
+        conv = active_conversation(ctx)
+    if conv is not None:
+        edges.append(Edge("RAISED_DURING", conv["nodeId"], "out"))
+        props["conversationSessionId"] = conv.get("sessionId")
+    task_id = str(uuid.uuid4())
+    props["taskId"] = task_id
+    w.write(NodeSpec(["Task"], {k: v for k, v in props.items() if v is not None}, edges=edges, node_id=task_id, scope="admin"))
+    log_line(
+        "task",
+        "action-start",
+        kind=kind,
+        taskId=short(task_id),
+        source="mcp",
+        conversation=short(conv.get("sessionId")) if conv else "none",
+        inputs=len(safe_inputs),
+        redacted=sum(1 for v in _flatten(safe_inputs) if v == "[redacted]"),
+    )
+    return {"taskId": task_id, "kind": kind, "status": "running", "raisedDuring": conv.get("sessionId") if conv else None}
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, Mapping):
+        return [x for v in value.values() for x in _flatten(v)]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flatten(v)]
+    return [value]
+
+
+@tool(
+    "work-update",
+    description="""
+Record progress on a Task: status (pending|running|blocked|waiting), step (what is happening
+now), note (free text kept with the task, at most 50). At least one is required.
+""",
+)
+@tool_errors
+def work_update(
+    ctx: ToolContext,
+    taskId: str,
+    status: str | None = None,
+    step: str | None = None,
+    note: str | None = None,
+) -> dict[str, Any]:
+    require(status is not None or step is not None or note is not None, "status", "give at least one of status, step, note")
+    if status is not None:
+        require(status in STATUSES, "status", f"one of {', '.join(STATUSES)}")
+        require(status not in DONE_STATUSES, "status", "use work-complete to finish a task")
+    step_ = check_text(step, "step", limit=500, required=False)
+    note_ = check_text(note, "note", limit=2_000, required=False)
+    writer(ctx)
+    task = _task(ctx, taskId)
+    props = task["properties"]
+    changes: dict[str, Any] = {"lastUpdateAt": now_iso()}
+    if status is not None:
+        changes["status"] = status
+    if step_ is not None:
+        changes["lastStep"] = step_
+        changes["stepCount"] = int(props.get("stepCount") or 0) + 1
+    if note_ is not None:
+        notes = list(props.get("notes") or [])
+        changes["notes"] = (notes + [note_])[-MAX_NOTES:]
+    update_node(ctx, task, changes)
+    log_line(
+        "task",
+        "step",
+        kind=props.get("kind"),
+        taskId=short(task["nodeId"]),
+        status=changes.get("status", props.get("status")),
+        step=step_ or "-",
+    )
+    return {"taskId": task["nodeId"], "status": changes.get("status", props.get("status")), "stepCount": changes.get("stepCount", props.get("stepCount", 0))}
+
+
+@tool(
+    "work-complete",
+    description="""
+Finish a Task: status completed (default), failed or cancelled; producedNodeIds: the nodeIds of
+every entity the action created (each gets Task-[:PRODUCED]->entity; same account only).
+""",
+    idempotent=True,
+)
+@tool_errors
+def work_complete(
+    ctx: ToolContext,
+    taskId: str,
+    status: str = "completed",
+    producedNodeIds: list[str] | None = None,
+) -> dict[str, Any]:
+    require(status in DONE_STATUSES, "status", f"one of {', '.join(DONE_STATUSES)}")
+    if isinstance(producedNodeIds, str):
+        producedNodeIds = [producedNodeIds]
+    require(producedNodeIds is None or isinstance(producedNodeIds, list), "producedNodeIds", "a list of nodeIds")
+    produced = list(dict.fromkeys(producedNodeIds or []))
+    require(len(produced) <= MAX_PRODUCED, "producedNodeIds", f"at most {MAX_PRODUCED}")
+    for i, pid in enumerate(produced):
+        require(isinstance(pid, str) and bool(pid.strip()), f"producedNodeIds[{i}]", "a nodeId")
+    writer(ctx)
+    task = _task(ctx, taskId)
+    if produced:
+        guard = node_guard(ctx.caller, "n")
+        rows = ctx.db.read(
+            f"UNWIND $ids AS id MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause} RETURN collect(n.nodeId) AS found",
+            ids=produced,
+            **guard.params,
+        )
+        found = set(rows[0]["found"]) if rows else set()
+        missing = [p for p in produced if p not in found]
+        if missing:
+            raise ToolError(f"producedNodeIds: no node {missing[0]!r} in this account; nothing was written")
+    props = task["properties"]
+    started = time.perf_counter()
+    completed_at = now_iso()
+    update_node(
+        ctx,
+        task,
+        {"status": status, "completedAt": completed_at, "producedCount": int(props.get("producedCount") or 0) + len(produced)},
+        edges=[Edge("PRODUCED", pid, "out") for pid in produced],
+    )
+    duration = _ms_since(props.get("startedAt"))
+    log_line(
+        "task",
+        "done",
+        kind=props.get("kind"),
+        taskId=short(task["nodeId"]),
+        status=status,
+        produced=len(produced),
+        ms=duration if duration is not None else round((time.perf_counter() - started) * 1000),
+    )
+    return {"taskId": task["nodeId"], "status": status, "completedAt": completed_at, "produced": produced}
