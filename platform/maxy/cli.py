@@ -343,6 +343,7 @@ def _register_feature_commands() -> None:
         "maxy.search.cli",
         "maxy.evaluation.cli",
         "maxy.audit_queries",
+        "maxy.conversation_cli",
         "maxy_plugins.session.tools",
         "maxy.plugins.cli",
     ):

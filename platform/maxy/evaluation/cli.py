@@ -62,3 +62,39 @@ def register(app: typer.Typer) -> None:
         for key in ("ndcg@10", "recall@100", "mrr@10"):
             out.print(f"  {key:11} {figures[key]:.4f}")
         out.print(f"  latency    p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms")
+
+    @eval_app.command("conversations")
+    @friendly
+    def conversations(
+        directory: Path = typer.Argument(..., help="A folder with messages.jsonl and questions.jsonl"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Import each conversation into its own account and report Recall@5/10/25 of the evidence."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..schema import apply_schema
+        from .conversations import KS, evaluate
+
+        settings = load_settings()
+        embedder = get_embedder(settings)
+        with Database(settings) as db:
+            apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+            with Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("questions", total=None)
+                result = evaluate(
+                    settings, db, embedder, directory,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )
+        if json_out:
+            emit_json(result)
+            return
+        ks = "  ".join(f"R@{k}" for k in KS)
+        out.print(f"{result['questions']} questions   {ks}")
+        rows = [("overall", result["overall"])] + list(result["by_category"].items())
+        for name, r in rows:
+            vals = "  ".join(f"{100 * r[f'recall@{k}']:5.1f}" for k in KS)
+            out.print(f"  {name:12} {vals}")
+        out.print(f"  latency p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms")

@@ -1,0 +1,79 @@
+"""``maxy conversation import|search``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    from .cli import emit_json, friendly, out
+
+    conv_app = typer.Typer(no_args_is_help=True, help="Conversation memory: import and search messages.")
+    app.add_typer(conv_app, name="conversation")
+
+    @conv_app.command("import")
+    @friendly
+    def import_(
+        file: Path = typer.Argument(..., help="JSONL: conversation, session, id, speaker, role, content, timestamp"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Write Conversation and Message nodes (with embeddings) for the current account."""
+        from .accounts import validate_account_id_env
+        from .config import load_settings
+        from .conversation_import import import_messages, read_messages
+        from .db import Database
+        from .embeddings import get_embedder
+        from .graph.write import GraphWriter
+
+        settings = load_settings()
+        account = validate_account_id_env(settings)
+        messages = read_messages(file)
+        with Database(settings) as db:
+            summary = import_messages(GraphWriter(db, account, get_embedder(settings), created_by="import"), messages)
+        if json_out:
+            emit_json(summary)
+        else:
+            out.print(
+                f"imported {summary['messages']} message(s) in {summary['conversations']} conversation(s), "
+                f"{summary['embedded']} embedded ({summary['ms']} ms)"
+            )
+
+    @conv_app.command("search")
+    @friendly
+    def search(
+        query: str = typer.Argument(...),
+        session: str = typer.Option(None, "--session", help="Only this session (conversation)."),
+        limit: int = typer.Option(10, "--limit", "-n"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Search past messages (the same implementation as the conversation-search tool)."""
+        from .config import load_settings
+        from .conversations import search_messages
+        from .db import Database
+        from .embeddings import get_embedder
+        from .errors import ConfigError, ValidationError
+        from .graph.guards import Caller
+
+        settings = load_settings()
+        if not settings.ACCOUNT_ID:
+            raise ConfigError("ACCOUNT_ID is not set: run `maxy account create` or export ACCOUNT_ID")
+        if settings.SESSION_ID and session and session != settings.SESSION_ID:
+            raise ValidationError("session", "SESSION_ID pins the session; --session cannot change it")
+        with Database(settings) as db:
+            rows = search_messages(
+                db, Caller.from_settings(settings), get_embedder(settings), query,
+                session_id=session or settings.SESSION_ID, limit=limit,
+            )
+        if json_out:
+            emit_json(rows)
+            return
+        if not rows:
+            out.print("No results.")
+        for i, r in enumerate(rows, start=1):
+            out.print(
+                f"{i:2}. {r['score']:.3f} [{r.get('sessionId') or '-'} {r.get('messageId')}] {r.get('timestamp') or ''} "
+                f"{(r.get('content') or '')[:200]}",
+                markup=False, highlight=False, soft_wrap=True,
+            )
