@@ -1,0 +1,118 @@
+"""The tool call audit trail: one ToolCall node per admin tool call.
+
+    (c:Conversation)-[:INVOKED]->(t:ToolCall {toolName, pluginName, input, output, isError,
+                                              startedAt, completedAt, sessionId})
+
+Written through GraphWriter (so accountId is the validated ACCOUNT_ID and nothing else),
+scoped ``admin`` so no public reader ever sees it. The Conversation is the one whose
+sessionId (or nodeId) is SESSION_NODE_ID, else SESSION_ID, in the same account; without
+one the ToolCall stands alone. Public calls are not audited (they are read-only).
+A failed audit write logs a warning and never fails the tool call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..graph.guards import Caller, node_guard
+from ..graph.write import Edge, GraphWriter, NodeSpec
+from ..logs import log_line, short
+from .api import ToolContext
+
+MAX_INPUT_CHARS = 2_000
+MAX_OUTPUT_CHARS = 2_000
+AUDIT_AGENT = "mcp-audit"
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    tool_name: str
+    plugin_name: str
+    arguments: dict[str, Any]
+    output: str
+    is_error: bool
+    started_at: datetime
+    completed_at: datetime
+
+
+def truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    marker = f"... [truncated {len(text) - limit} chars]"
+    return text[: max(0, limit - len(marker))] + marker
+
+
+def _input_json(arguments: dict[str, Any]) -> str:
+    try:
+        text = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(arguments)
+    return truncate(text, MAX_INPUT_CHARS)
+
+
+def find_conversation(ctx: ToolContext) -> tuple[str, str] | None:
+    """(nodeId, the id it was found by) of the active Conversation in this account, if any."""
+    guard = node_guard(Caller(ctx.caller.account_id), "c")  # account + soft delete: the audit sees every scope
+    for session in (ctx.session_node_id, ctx.session_id):
+        if not session:
+            continue
+        rows = ctx.db.read(
+            f"""
+            MATCH (c:Conversation)
+            WHERE (c.sessionId = $sid OR c.nodeId = $sid) AND {guard.clause}
+            RETURN c.nodeId AS nodeId
+            ORDER BY c.createdAt DESC
+            LIMIT 1
+            """,
+            sid=session,
+            **guard.params,
+        )
+        if rows and rows[0]["nodeId"]:
+            return str(rows[0]["nodeId"]), session
+    return None
+
+
+def record_tool_call(ctx: ToolContext, record: ToolCallRecord) -> str | None:
+    """Write the ToolCall node; returns its nodeId, or None when the audit write failed."""
+    try:
+        if ctx.account is None:
+            raise RuntimeError("ACCOUNT_ID was not validated")
+        conversation = find_conversation(ctx)
+        props: dict[str, Any] = {
+            "toolName": record.tool_name,
+            "pluginName": record.plugin_name,
+            "input": _input_json(record.arguments),
+            "output": truncate(record.output, MAX_OUTPUT_CHARS),
+            "isError": record.is_error,
+            "startedAt": record.started_at.isoformat(),
+            "completedAt": record.completed_at.isoformat(),
+            "durationMs": round((record.completed_at - record.started_at).total_seconds() * 1000),
+        }
+        session_id = ctx.session_node_id or ctx.session_id
+        if session_id:
+            props["sessionId"] = session_id
+        edges = [Edge("INVOKED", conversation[0], direction="in")] if conversation else []
+        writer = GraphWriter(ctx.db, ctx.account, None, created_by=AUDIT_AGENT)
+        result = writer.write(NodeSpec(labels=["ToolCall"], properties=props, edges=edges, scope="admin"))
+    except Exception as err:  # noqa: BLE001 - the audit must never fail the call it records
+        log_line(
+            "persist",
+            "warn",
+            "tool-call-not-persisted",
+            level=logging.WARNING,
+            tool=record.tool_name,
+            error=f"{type(err).__name__}: {err}"[:300],
+        )
+        return None
+    log_line(
+        "persist",
+        "tool-call",
+        "persisted",
+        tool=record.tool_name,
+        conversation=short(conversation[1]) if conversation else "none",
+    )
+    return result.node_id

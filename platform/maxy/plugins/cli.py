@@ -1,0 +1,235 @@
+"""``maxy mcp ...`` and ``maxy serve``: the MCP commands (a feature module: ``register(app)``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+
+from ..errors import MaxyError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+mcp_app = typer.Typer(no_args_is_help=True, help="MCP servers for agents: serve, proxy, client configs, API keys.")
+key_app = typer.Typer(no_args_is_help=True, help="API keys for the streamable HTTP server (maxy serve).")
+mcp_app.add_typer(key_app, name="key")
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+
+
+def _friendly(fn: F) -> F:
+    """One clear message on stderr and exit 1, never a traceback; stdout stays clean for stdio MCP."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MaxyError as exc:
+            _err(str(exc))
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _role(value: str) -> str:
+    if value not in ("admin", "public"):
+        raise typer.BadParameter("must be admin or public")
+    return value
+
+
+def _plugins(names: list[str] | None, modules: list[str] | None) -> Any:
+    from .discovery import discover_plugins
+
+    return discover_plugins(names or None, modules or ())
+
+
+def _scopes(value: str | None) -> list[str] | None:
+    return [s.strip() for s in value.split(",") if s.strip()] if value else None
+
+
+# ---------------------------------------------------------------------------------------
+@mcp_app.command("serve")
+@_friendly
+def mcp_serve(
+    plugins: list[str] = typer.Argument(
+        None, help="Plugin names (entry points) or module paths; default: all installed."
+    ),
+    role: str = typer.Option("admin", "--role", callback=_role, help="admin or public."),
+    module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
+) -> None:
+    """Serve plugins' tools over stdio, pinned by ACCOUNT_ID, ALLOWED_SCOPES, AGENT_SLUG, SESSION_ID."""
+    from .server import run_stdio
+
+    run_stdio(_plugins(plugins, module), role)  # type: ignore[arg-type]
+
+
+@mcp_app.command(
+    "proxy",
+    context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
+)
+@_friendly
+def mcp_proxy(
+    command: list[str] = typer.Argument(..., help="The upstream stdio MCP server command, after `--`."),
+) -> None:
+    """Relay an upstream stdio MCP server, flagging every tool eager (_meta anthropic/alwaysLoad)."""
+    from .proxy import run_proxy
+
+    raise typer.Exit(run_proxy(command))
+
+
+@mcp_app.command("config")
+@_friendly
+def mcp_config(
+    role: str = typer.Option("admin", "--role", callback=_role, help="admin or public."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent slug to pin (required for public)."),
+    scopes: str | None = typer.Option(None, "--scopes", help="Scopes to pin, e.g. public or public,shared."),
+    out: Path = typer.Option(Path(".mcp.json"), "--out", help="File to write (merged); '-' prints to stdout."),
+    plugin: list[str] = typer.Option(None, "--plugin", help="Only these plugins (names or module paths)."),
+) -> None:
+    """Write a ready .mcp.json (stdio servers with the role's pins) for Claude Code and other clients."""
+    from ..config import load_settings
+    from .clientconfig import build_client_config, write_client_config
+
+    config = build_client_config(
+        _plugins(plugin, None),
+        role,  # type: ignore[arg-type]
+        settings=load_settings(),
+        agent_slug=agent,
+        scopes=_scopes(scopes),
+    )
+    if str(out) == "-":
+        sys.stdout.write(json.dumps(config, indent=2) + "\n")
+        return
+    path = write_client_config(config, out)
+    sys.stderr.write(f"wrote {path} ({', '.join(config['mcpServers']) or 'no servers'}; role {role})\n")
+
+
+@mcp_app.command("plugins")
+@_friendly
+def mcp_plugins(
+    json_out: bool = typer.Option(False, "--json"),
+    module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
+) -> None:
+    """List the installed plugins, their MCP server and every tool with its flags."""
+    loaded = _plugins(None, module)
+    data = [
+        {
+            "name": p.name,
+            "module": p.module,
+            "source": p.source,
+            "mcpServer": p.mcp_server,
+            "tools": {t.name: t.flags() for t in p.tools},
+        }
+        for p in loaded
+    ]
+    if json_out:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    for p in data:
+        sys.stdout.write(f"{p['name']}  server={p['mcpServer'] or '-'}  ({p['module']}, {p['source']})\n")
+        for name, flags in p["tools"].items():
+            on = [k for k, v in flags.items() if v]
+            sys.stdout.write(f"  {name:28} {' '.join(on) or '-'}\n")
+
+
+# ---------------------------------------------------------------------------------------
+@key_app.command("create")
+@_friendly
+def key_create(
+    role: str = typer.Option(..., "--role", callback=_role, help="admin or public."),
+    agent: str | None = typer.Option(None, "--agent", help="Agent slug the key is pinned to (required for public)."),
+    scopes: str | None = typer.Option(None, "--scopes", help="Pinned scopes; public keys default to public."),
+    account: str | None = typer.Option(None, "--account", help="Account id (default: ACCOUNT_ID)."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
+    from ..config import load_settings
+    from .http import create_api_key
+
+    settings = load_settings()
+    key, record = create_api_key(
+        settings.data_root,
+        account or settings.ACCOUNT_ID or "",
+        role=role,  # type: ignore[arg-type]
+        agent_slug=agent,
+        scopes=_scopes(scopes),
+    )
+    if json_out:
+        sys.stdout.write(json.dumps(dict(record.as_dict(), key=key), indent=2) + "\n")
+    else:
+        sys.stdout.write(key + "\n")
+        sys.stderr.write(
+            f"key {record.key_id}: role {record.role}, agent {record.agent_slug or '-'}, "
+            f"scopes {','.join(record.scopes) if record.scopes else 'all'}, account {record.account_id} "
+            "(shown once; send it as the x-api-key header)\n"
+        )
+
+
+@key_app.command("list")
+@_friendly
+def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
+    """List API keys (never the keys themselves)."""
+    from ..config import load_settings
+    from .http import list_api_keys
+
+    keys = [k.as_dict() for k in list_api_keys(load_settings().data_root)]
+    if json_out:
+        sys.stdout.write(json.dumps(keys, indent=2) + "\n")
+        return
+    for k in keys:
+        scopes = ",".join(k["scopes"]) if k["scopes"] else "all"
+        sys.stdout.write(
+            f"{k['keyId']}  {k['role']:6}  agent={k['agentSlug'] or '-'}  scopes={scopes}  {k['accountId']}\n"
+        )
+
+
+@key_app.command("revoke")
+@_friendly
+def key_revoke(key_id: str = typer.Argument(..., help="The key id shown by `maxy mcp key list`.")) -> None:
+    """Revoke an API key."""
+    from ..config import load_settings
+    from .http import revoke_api_key
+
+    if not revoke_api_key(load_settings().data_root, key_id):
+        _err(f"no API key with id {key_id}")
+        raise typer.Exit(1)
+    sys.stderr.write(f"revoked {key_id}\n")
+
+
+# ---------------------------------------------------------------------------------------
+def serve(
+    plugins: list[str] = typer.Argument(None, help="Plugin names or module paths; default: all installed."),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8765, "--port"),
+    module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
+) -> None:
+    """Serve the MCP tools over streamable HTTP at /mcp (x-api-key header) in a FastAPI app."""
+    from .http import serve_http
+
+    serve_http(_plugins(plugins, module), host=host, port=port)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(mcp_app, name="mcp")
+    app.command("serve")(_friendly(serve))
+
+
+def main() -> None:
+    """``python -m maxy.plugins.cli``: these commands alone (before ``maxy.cli`` discovers them)."""
+    app = typer.Typer(no_args_is_help=True, add_completion=False, help="Maxy MCP commands.")
+    register(app)
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,353 @@
+"""Streamable HTTP MCP in a FastAPI app (``maxy serve``), authenticated by ``x-api-key``.
+
+A key resolves to an account, a role, an agent slug and scopes; the call is then pinned
+exactly as environment pinning pins a stdio server (the key is the environment). Keys are
+stored hashed (SHA-256) in ``DATA_ROOT/accounts/<id>/api-keys.json`` (mode 0600) and shown
+once, by ``maxy mcp key create``. A missing or unknown key gets 401 before any MCP message
+is read. One MCP server per role: an admin key reaches the admin tool set, a public key the
+public (read-only, publicAllowlist) one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..accounts import accounts_dir, list_accounts, validate_account
+from ..config import SCOPE_VALUES, Settings, load_settings
+from ..db import Database
+from ..errors import ValidationError
+from ..graph.allowlist import check_agent_slug
+from ..logs import log_line, short
+from .api import Role, ToolContext, ToolError
+from .discovery import LoadedPlugin
+from .server import ROLES, MaxyMCPServer, _embedder, create_mcp_server, pinned_context
+
+API_KEYS_FILE = "api-keys.json"
+KEY_PREFIX = "mxy"
+MCP_PATH = "/mcp"
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    key_id: str
+    account_id: str
+    role: Role
+    agent_slug: str | None
+    scopes: tuple[str, ...] | None  # None: no scope filter (admin keys only)
+    created_at: str
+    key_hash: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "keyId": self.key_id,
+            "accountId": self.account_id,
+            "role": self.role,
+            "agentSlug": self.agent_slug,
+            "scopes": list(self.scopes) if self.scopes is not None else None,
+            "createdAt": self.created_at,
+        }
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _keys_path(data_root: Path, account_id: str) -> Path:
+    return accounts_dir(data_root) / account_id / API_KEYS_FILE
+
+
+def _read_keys(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, json.JSONDecodeError) as err:
+        log_line(
+            "mcp-http",
+            "warn",
+            level=logging.WARNING,
+            reason="api-keys-unreadable",
+            path=str(path),
+            error=str(err)[:200],
+        )
+        return []
+    keys = data.get("keys") if isinstance(data, dict) else None
+    return [k for k in keys if isinstance(k, dict)] if isinstance(keys, list) else []
+
+
+def _write_keys(path: Path, keys: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps({"keys": keys}, indent=2) + "\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
+    role = raw.get("role")
+    if role not in ROLES or not isinstance(raw.get("keyId"), str) or not isinstance(raw.get("hash"), str):
+        return None
+    scopes = raw.get("scopes")
+    return ApiKey(
+        key_id=raw["keyId"],
+        account_id=account_id,
+        role=role,
+        agent_slug=raw.get("agentSlug") or None,
+        scopes=tuple(scopes) if isinstance(scopes, list) else None,
+        created_at=str(raw.get("createdAt", "")),
+        key_hash=raw["hash"],
+    )
+
+
+def create_api_key(
+    data_root: Path,
+    account_id: str,
+    *,
+    role: Role,
+    agent_slug: str | None = None,
+    scopes: Sequence[str] | None = None,
+) -> tuple[str, ApiKey]:
+    """Create a key; returns (the key, shown only now, its stored record)."""
+    if role not in ROLES:
+        raise ValidationError("role", f"must be one of {list(ROLES)}")
+    account = validate_account(data_root, account_id)
+    if agent_slug is not None:
+        agent_slug = check_agent_slug(agent_slug, field="agent")
+    if scopes is not None:
+        scopes = [s.strip() for s in scopes if s and s.strip()]
+        bad = [s for s in scopes if s not in SCOPE_VALUES]
+        if bad:
+            raise ValidationError("scopes", f"unknown scope(s) {bad}; allowed: {list(SCOPE_VALUES)}")
+    if role == "public":
+        if not agent_slug:
+            raise ValidationError("agent", "a public key needs the public agent's slug (--agent SLUG)")
+        scopes = scopes or ["public"]
+        if "admin" in scopes:
+            raise ValidationError("scopes", "a public key cannot read the admin scope: use public or public,shared")
+    key_id = secrets.token_hex(6)
+    key = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
+    record = ApiKey(
+        key_id=key_id,
+        account_id=account.account_id,
+        role=role,
+        agent_slug=agent_slug,
+        scopes=tuple(scopes) if scopes else None,
+        created_at=datetime.now(UTC).isoformat(),
+        key_hash=_hash(key),
+    )
+    path = _keys_path(data_root, account.account_id)
+    with _lock:
+        keys = _read_keys(path)
+        keys.append(
+            {
+                "keyId": record.key_id,
+                "hash": record.key_hash,
+                "role": record.role,
+                "agentSlug": record.agent_slug,
+                "scopes": list(record.scopes) if record.scopes is not None else None,
+                "createdAt": record.created_at,
+            }
+        )
+        _write_keys(path, keys)
+    log_line(
+        "mcp-http", "api-key", "created", keyId=key_id, role=role, accountId=short(account.account_id), agent=agent_slug
+    )
+    return key, record
+
+
+def list_api_keys(data_root: Path, account_id: str | None = None) -> list[ApiKey]:
+    out: list[ApiKey] = []
+    for account in list_accounts(data_root):
+        if account_id and account.account_id != account_id:
+            continue
+        for raw in _read_keys(_keys_path(data_root, account.account_id)):
+            rec = _record(account.account_id, raw)
+            if rec is not None:
+                out.append(rec)
+    return out
+
+
+def revoke_api_key(data_root: Path, key_id: str) -> bool:
+    for account in list_accounts(data_root):
+        path = _keys_path(data_root, account.account_id)
+        with _lock:
+            keys = _read_keys(path)
+            kept = [k for k in keys if k.get("keyId") != key_id]
+            if len(kept) != len(keys):
+                _write_keys(path, kept)
+                log_line("mcp-http", "api-key", "revoked", keyId=key_id, accountId=short(account.account_id))
+                return True
+    return False
+
+
+class ApiKeyStore:
+    """Resolves a presented key to its record; re-reads a key file when it changes."""
+
+    def __init__(self, data_root: Path):
+        self.data_root = Path(data_root)
+        self._cache: dict[Path, tuple[float, list[dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
+
+    def _keys(self, path: Path) -> list[dict[str, Any]]:
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            return []
+        with self._lock:
+            cached = self._cache.get(path)
+            if cached is None or cached[0] != mtime:
+                cached = (mtime, _read_keys(path))
+                self._cache[path] = cached
+            return cached[1]
+
+    def resolve(self, key: str | None) -> ApiKey | None:
+        if not key or not isinstance(key, str):
+            return None
+        parts = key.split("_", 2)
+        if len(parts) != 3 or parts[0] != KEY_PREFIX:
+            return None
+        key_id, digest = parts[1], _hash(key)
+        for account in list_accounts(self.data_root):
+            for raw in self._keys(_keys_path(self.data_root, account.account_id)):
+                if raw.get("keyId") == key_id and hmac.compare_digest(str(raw.get("hash", "")), digest):
+                    return _record(account.account_id, raw)
+        return None
+
+
+class KeyContexts:
+    """The ContextFactory of an HTTP server: pins come from the caller's API key."""
+
+    def __init__(self, settings: Settings, role: Role, store: ApiKeyStore, db: Database, embedder: Any):
+        self.settings = settings
+        self.role = role
+        self.store = store
+        self.db = db
+        self.embedder = embedder
+        self._contexts: dict[tuple[str, str], ToolContext] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, plugin: str, headers: Mapping[str, str] | None) -> ToolContext:
+        record = self.store.resolve(headers.get("x-api-key") if headers else None)
+        if record is None:
+            raise ToolError("x-api-key: missing or unknown API key")
+        if record.role != self.role:
+            raise ToolError(f"x-api-key: this key has the {record.role} role, not {self.role}")
+        with self._lock:
+            ctx = self._contexts.get((record.key_id, plugin))
+            if ctx is None:
+                ctx = replace(self._context_for(record), plugin=plugin)
+                self._contexts[(record.key_id, plugin)] = ctx
+        return ctx
+
+    def _context_for(self, record: ApiKey) -> ToolContext:
+        account = validate_account(self.settings.data_root, record.account_id)
+        pinned = self.settings.model_copy(
+            update={
+                "ACCOUNT_ID": account.account_id,
+                "ALLOWED_SCOPES": list(record.scopes) if record.scopes else None,
+                "AGENT_SLUG": record.agent_slug,
+                "SESSION_ID": None,
+                "SESSION_NODE_ID": None,
+                "KNOWLEDGE_KEYWORDS": None,
+            }
+        )
+        log_line(
+            "mcp",
+            "pinned",
+            role=record.role,
+            accountId=short(account.account_id),
+            scopes=record.scopes or "all",
+            agent=record.agent_slug,
+            keyId=record.key_id,
+        )
+        return pinned_context(pinned, record.role, account, db=self.db, embedder=self.embedder)
+
+
+class McpEndpoint:
+    """ASGI endpoint at /mcp: authenticate, then hand the request to the key's role server."""
+
+    def __init__(self, servers: Mapping[str, MaxyMCPServer], store: ApiKeyStore):
+        self.servers = servers
+        self.store = store
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import anyio
+        from starlette.datastructures import Headers
+        from starlette.responses import JSONResponse
+
+        key = Headers(scope=scope).get("x-api-key")
+        record = await anyio.to_thread.run_sync(self.store.resolve, key) if key else None
+        if record is None:
+            reason = "missing-key" if not key else "unknown-key"
+            log_line("mcp-http", "auth-failed", level=logging.WARNING, reason=reason)
+            message = "missing x-api-key header" if not key else "unknown API key"
+            response = JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": "x-api-key"})
+            await response(scope, receive, send)
+            return
+        await self.servers[record.role].session_manager.handle_request(scope, receive, send)
+
+
+def create_app(
+    plugins: Sequence[LoadedPlugin],
+    settings: Settings | None = None,
+    *,
+    host: str = "127.0.0.1",
+) -> Any:
+    """The FastAPI app: ``/mcp`` (streamable HTTP MCP, x-api-key) and ``/health``."""
+    from fastapi import FastAPI
+    from starlette.routing import Route
+
+    settings = settings or load_settings()
+    store = ApiKeyStore(settings.data_root)
+    db = Database(settings)
+    embedder = _embedder(settings)
+    servers: dict[str, MaxyMCPServer] = {}
+    for role in ROLES:
+        servers[role] = create_mcp_server(plugins, role, KeyContexts(settings, role, store, db, embedder))
+        servers[role].streamable_http_app(streamable_http_path=MCP_PATH, host=host)  # builds its session manager
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for server in servers.values():
+                await stack.enter_async_context(server.session_manager.run())
+            yield
+        db.close()
+
+    app = FastAPI(title="maxy", lifespan=lifespan)
+    endpoint = McpEndpoint(servers, store)
+    app.router.routes.append(Route(MCP_PATH, endpoint=endpoint))
+    app.router.routes.append(Route(MCP_PATH + "/", endpoint=endpoint))
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {
+            "ok": True,
+            "plugins": [p.name for p in plugins],
+            "tools": {role: sorted(server.maxy_tools) for role, server in servers.items()},
+        }
+
+    return app
+
+
+def serve_http(plugins: Sequence[LoadedPlugin], *, host: str = "127.0.0.1", port: int = 8765) -> None:
+    import uvicorn
+
+    app = create_app(plugins, host=host)
+    log_line("mcp-http", "serve", host=host, port=port, path=MCP_PATH, plugins=[p.name for p in plugins])
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

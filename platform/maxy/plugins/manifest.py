@@ -1,0 +1,157 @@
+"""``PLUGIN.md``: a plugin's manifest, YAML front matter above free-form Markdown.
+
+    ---
+    name: memory
+    description: Long-term memory in the knowledge graph.
+    mcp:
+      server: memory          # the plugin's MCP server; without this block the plugin has none
+    tools:
+      memory-search: {eager: true, adminAllowlist: true, publicAllowlist: true, readOnly: true}
+      memory-delete: {adminAllowlist: true, destructive: true}
+    ---
+
+Per tool: ``eager`` (``_meta["anthropic/alwaysLoad"]`` in tools/list), ``adminAllowlist`` and
+``publicAllowlist`` (which role's server registers it) and the annotations ``readOnly``,
+``destructive``, ``idempotent`` (omitted: taken from the ``@tool`` decorator; given and
+different from it: an error). Every error names the file and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import MaxyError
+
+MANIFEST_FILE = "PLUGIN.md"
+# tools/list ``_meta`` key that makes Claude Code load a tool eagerly (no ToolSearch round-trip)
+EAGER_META_KEY = "anthropic/alwaysLoad"
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_TOOL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+# manifest key -> ToolFlags attribute
+_FLAG_KEYS = {
+    "eager": "eager",
+    "adminAllowlist": "admin_allowlist",
+    "publicAllowlist": "public_allowlist",
+    "readOnly": "read_only",
+    "destructive": "destructive",
+    "idempotent": "idempotent",
+}
+_MCP_KEYS = {"server"}
+
+
+class ManifestError(MaxyError):
+    """A PLUGIN.md that cannot be used, or a manifest that disagrees with the plugin's code."""
+
+
+@dataclass(frozen=True)
+class ToolFlags:
+    """A tool's manifest entry. ``None`` annotations mean "as the @tool decorator says"."""
+
+    eager: bool = False
+    admin_allowlist: bool = False
+    public_allowlist: bool = False
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+
+
+@dataclass(frozen=True)
+class PluginManifest:
+    name: str
+    description: str
+    mcp_server: str | None  # None: the plugin declares no MCP server
+    tools: dict[str, ToolFlags] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def split_front_matter(text: str, where: str) -> str:
+    """The YAML between the opening ``---`` line and the next ``---`` line."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise ManifestError(f"{where}: must start with a '---' line opening the YAML front matter")
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return "\n".join(lines[1:i])
+    raise ManifestError(f"{where}: the YAML front matter is not closed by a '---' line")
+
+
+def _flag(value: object, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ManifestError(f"{where}: must be true or false, got {value!r}")
+    return value
+
+
+def parse_manifest_text(text: str, where: str = MANIFEST_FILE, path: Path | None = None) -> PluginManifest:
+    raw = split_front_matter(text, where)
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as err:
+        raise ManifestError(f"{where}: the front matter is not valid YAML ({err})") from None
+    if not isinstance(data, dict):
+        raise ManifestError(f"{where}: the front matter must be a mapping with name, description and tools")
+
+    name = data.get("name")
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ManifestError(
+            f"{where}: key 'name' must be a lower-case plugin name (letters, digits, '-', '_'), got {name!r}"
+        )
+    description = data.get("description", "")
+    if description is None:
+        description = ""
+    if not isinstance(description, str):
+        raise ManifestError(f"{where}: key 'description' must be text, got {description!r}")
+
+    server: str | None = None
+    if "mcp" in data and data["mcp"] is not None:
+        mcp = data["mcp"]
+        if not isinstance(mcp, dict):
+            raise ManifestError(f"{where}: key 'mcp' must be a mapping like {{server: {name}}}, got {mcp!r}")
+        unknown = sorted(set(map(str, mcp)) - _MCP_KEYS)
+        if unknown:
+            raise ManifestError(f"{where}: key 'mcp.{unknown[0]}' is not known; 'mcp' holds only 'server'")
+        server = mcp.get("server")
+        if not isinstance(server, str) or not _NAME_RE.match(server):
+            raise ManifestError(f"{where}: key 'mcp.server' must name the plugin's MCP server, got {server!r}")
+
+    tools_raw = data.get("tools", {})
+    if tools_raw is None:
+        tools_raw = {}
+    if not isinstance(tools_raw, dict):
+        raise ManifestError(f"{where}: key 'tools' must map each tool name to its flags, got {tools_raw!r}")
+    tools: dict[str, ToolFlags] = {}
+    for tool_name, flags in tools_raw.items():
+        if not isinstance(tool_name, str) or not _TOOL_RE.match(tool_name):
+            raise ManifestError(f"{where}: key 'tools.{tool_name}' is not a valid tool name")
+        at = f"tools.{tool_name}"
+        if flags is None:
+            flags = {}
+        if not isinstance(flags, dict):
+            raise ManifestError(f"{where}: key '{at}' must be a mapping of flags, got {flags!r}")
+        values: dict[str, Any] = {}
+        for key, value in flags.items():
+            if key not in _FLAG_KEYS:
+                raise ManifestError(
+                    f"{where}: key '{at}.{key}' is not a known flag; known flags: {', '.join(_FLAG_KEYS)}"
+                )
+            values[_FLAG_KEYS[key]] = _flag(value, f"{where}: key '{at}.{key}'")
+        tools[tool_name] = ToolFlags(**values)
+    return PluginManifest(name=name, description=description.strip(), mcp_server=server, tools=tools, path=path)
+
+
+def load_manifest(path: Path) -> PluginManifest:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ManifestError(
+            f"{path}: missing; every plugin package has a {MANIFEST_FILE} beside its __init__.py"
+        ) from None
+    except OSError as err:
+        raise ManifestError(f"{path}: cannot be read ({err})") from None
+    return parse_manifest_text(text, str(path), path)

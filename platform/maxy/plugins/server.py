@@ -1,0 +1,446 @@
+"""``create_mcp_server(plugins, role, ctx_factory)``: an MCP SDK ``MCPServer`` for plugins.
+
+- role ``admin`` registers every tool whose manifest says ``adminAllowlist``; role ``public``
+  only ``publicAllowlist`` tools, and refuses to start if one of them is not read-only;
+- eager tools carry ``_meta: {"anthropic/alwaysLoad": true}`` in tools/list; every tool
+  carries readOnly/destructive/idempotent annotations; the input schema is the function's
+  signature without its ``ctx`` parameter (the SDK builds it);
+- each call gets the pinned ToolContext from ``ctx_factory(plugin, headers)``, is refused if
+  an argument tries to widen a pin, runs the sync tool function in a worker thread, and maps
+  ToolError/MaxyError/validation errors to an ``isError`` result with the message (never a
+  traceback); admin calls are audited as ToolCall nodes;
+- the boot gate: an allow-listed tool whose plugin declares no ``mcp`` server refuses the
+  start with ``boot-failed reason=mcp-allowlist-without-server plugin=<p> tool=<t>``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import json
+import logging
+import sys
+import time
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError as PydanticValidationError
+
+from .. import __version__
+from ..accounts import ValidatedAccount, validate_account_id_env
+from ..config import Settings, load_settings
+from ..db import Database
+from ..errors import ConfigError, MaxyError
+from ..graph.guards import Caller
+from ..logs import log_line, short
+from .api import PINNED_ARGUMENTS, Role, ToolContext, ToolError, ToolSpec
+from .audit import ToolCallRecord, record_tool_call
+from .discovery import LoadedPlugin, PluginTool
+from .manifest import EAGER_META_KEY
+
+ROLES: tuple[Role, ...] = ("admin", "public")
+
+# (plugin name, request headers or None on stdio) -> the pinned ToolContext for this call
+ContextFactory = Callable[[str, Mapping[str, str] | None], ToolContext]
+
+_current_ctx: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("maxy_tool_ctx", default=None)
+_log = logging.getLogger("maxy.mcp")
+
+
+class BootGateError(MaxyError):
+    """An allow-listed tool has no MCP server to be served by: the server must not start."""
+
+    def __init__(self, plugin: str, tool: str, message: str):
+        self.plugin = plugin
+        self.tool = tool
+        super().__init__(message)
+
+
+class PublicToolNotReadOnly(MaxyError):
+    """A publicAllowlist tool that may write: the public server must not start."""
+
+
+# ---------------------------------------------------------------------------------------
+def check_boot_gate(plugins: Sequence[LoadedPlugin]) -> tuple[int, int]:
+    """Refuse a plugin set in which an allow-listed tool has no MCP server; (admin-tools, admin-registered)."""
+    for plugin in plugins:
+        for t in plugin.tools:
+            if (t.admin_allowlist or t.public_allowlist) and plugin.mcp_server is None:
+                log_line(
+                    "mcp",
+                    "boot-failed",
+                    level=logging.ERROR,
+                    reason="mcp-allowlist-without-server",
+                    plugin=plugin.name,
+                    tool=t.name,
+                )
+                where = plugin.manifest.path or f"{plugin.module}/PLUGIN.md"
+                raise BootGateError(
+                    plugin.name,
+                    t.name,
+                    f"tool {t.name!r} of plugin {plugin.name!r} is allow-listed but the plugin declares no MCP "
+                    f"server: add `mcp: {{server: {plugin.name}}}` to {where}",
+                )
+    admin = [t for p in plugins for t in p.tools if t.admin_allowlist]
+    return len(admin), sum(1 for t in admin if _plugin_of(plugins, t).mcp_server is not None)
+
+
+def _plugin_of(plugins: Sequence[LoadedPlugin], tool: PluginTool) -> LoadedPlugin:
+    return next(p for p in plugins if p.name == tool.plugin)
+
+
+def tools_for_role(plugins: Sequence[LoadedPlugin], role: Role) -> list[PluginTool]:
+    if role not in ROLES:
+        raise ConfigError(f"role must be one of {list(ROLES)}, got {role!r}")
+    if role == "admin":
+        return [t for p in plugins for t in p.tools if t.admin_allowlist]
+    chosen = []
+    for p in plugins:
+        for t in p.tools:
+            if not t.public_allowlist:
+                continue
+            if not t.read_only:
+                log_line(
+                    "mcp",
+                    "boot-failed",
+                    level=logging.ERROR,
+                    reason="public-tool-not-read-only",
+                    plugin=p.name,
+                    tool=t.name,
+                )
+                raise PublicToolNotReadOnly(
+                    f"tool {t.name!r} of plugin {p.name!r} is on the publicAllowlist but is not read-only: "
+                    "public agents never write; remove it from the publicAllowlist or make it readOnly"
+                )
+            chosen.append(t)
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------
+def _error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _pydantic_text(err: PydanticValidationError, tool: str) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
+        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
+    return f"invalid arguments for {tool}: " + "; ".join(parts)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "ok"
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _result_text(result: CallToolResult) -> str:
+    return "\n".join(getattr(block, "text", f"[{getattr(block, 'type', 'content')}]") for block in result.content)
+
+
+def _public_signature(spec: ToolSpec) -> inspect.Signature:
+    """The tool function's signature without its leading ``ctx`` parameter, annotations resolved."""
+    if inspect.iscoroutinefunction(spec.fn):
+        raise ConfigError(f"tool {spec.name!r}: {spec.fn.__qualname__} must be a plain (sync) function")
+    try:
+        hints = typing.get_type_hints(spec.fn, include_extras=True)
+    except Exception as err:  # noqa: BLE001 - a name only imported under TYPE_CHECKING, a typo ...
+        raise ConfigError(
+            f"tool {spec.name!r}: cannot resolve the type annotations of {spec.fn.__qualname__} ({err})"
+        ) from None
+    params = list(inspect.signature(spec.fn).parameters.values())
+    if not params or params[0].kind not in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        raise ConfigError(
+            f"tool {spec.name!r}: {spec.fn.__qualname__} must take the ToolContext as its first parameter"
+        )
+    public = []
+    for p in params[1:]:
+        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise ConfigError(f"tool {spec.name!r}: *args/**kwargs cannot be described as an input schema")
+        public.append(p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY))
+    return inspect.Signature(public, return_annotation=str)
+
+
+def _handler(tool: PluginTool) -> Callable[..., Any]:
+    """The function the SDK registers: sync (so the SDK runs it in a worker thread)."""
+    spec = tool.spec
+
+    def handler(**arguments: Any) -> Any:
+        ctx = _current_ctx.get()
+        if ctx is None:  # only reachable if someone calls the SDK's call path around ours
+            return _error_result(f"{spec.name}: no pinned context for this call")
+        try:
+            return _as_text(spec.fn(ctx, **arguments))
+        except MaxyError as err:
+            return _error_result(str(err))
+        except PydanticValidationError as err:
+            return _error_result(_pydantic_text(err, spec.name))
+
+    handler.__name__ = spec.fn.__name__
+    handler.__qualname__ = spec.fn.__qualname__
+    handler.__doc__ = spec.description
+    handler.__signature__ = _public_signature(spec)  # type: ignore[attr-defined]
+    return handler
+
+
+class MaxyMCPServer(MCPServer):
+    """An MCPServer whose tool calls are pinned, widening-checked, error-mapped and audited."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        role: Role,
+        ctx_factory: ContextFactory,
+        tools: Sequence[PluginTool],
+        audit: bool = True,
+        instructions: str | None = None,
+    ):
+        _route_sdk_logging()
+        super().__init__(name=name, instructions=instructions, version=__version__, log_level="WARNING")
+        self.role: Role = role
+        self.ctx_factory = ctx_factory
+        self.audit = audit and role == "admin"
+        self.maxy_tools: dict[str, PluginTool] = {}
+        self._arguments: dict[str, frozenset[str]] = {}
+        for t in tools:
+            handler = _handler(t)
+            self._arguments[t.name] = frozenset(handler.__signature__.parameters)  # type: ignore[attr-defined]
+            self.add_tool(
+                handler,
+                name=t.name,
+                description=t.spec.description,
+                annotations=ToolAnnotations(
+                    read_only_hint=t.read_only,
+                    destructive_hint=False if t.read_only else t.destructive,
+                    idempotent_hint=t.idempotent,
+                    open_world_hint=False,
+                ),
+                meta={EAGER_META_KEY: True} if t.eager else None,
+                structured_output=False,
+            )
+            self.maxy_tools[t.name] = t
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self.maxy_tools.get(name)
+        if tool is None:
+            return await super().call_tool(name, arguments, context)
+        started = datetime.now(UTC)
+        t0 = time.perf_counter()
+        ctx: ToolContext | None = None
+        try:
+            ctx = self.ctx_factory(tool.plugin, _headers(context))
+            ctx.refuse_widening(arguments)
+            self._refuse_unknown(name, arguments)
+            token = _current_ctx.set(ctx)
+            try:
+                result = await super().call_tool(name, arguments, context)
+            finally:
+                _current_ctx.reset(token)
+        except UnexpectedToolError as exc:
+            cause = exc.__cause__ or exc
+            log_line(
+                "mcp", "tool-crash", level=logging.ERROR, tool=name, plugin=tool.plugin, error=type(cause).__name__
+            )
+            _log.error("[mcp] tool-crash traceback (not sent to the client)", exc_info=cause)
+            result = _error_result(
+                f"{name} failed unexpectedly ({type(cause).__name__}); the server log has the details"
+            )
+        except SDKToolError as exc:
+            invalid = exc.__cause__
+            text = _pydantic_text(invalid, name) if isinstance(invalid, PydanticValidationError) else str(exc)
+            result = _error_result(text)
+        except MaxyError as exc:
+            result = _error_result(str(exc))
+        if not isinstance(result, CallToolResult):  # e.g. an input-required round: pass through
+            return result
+        completed = datetime.now(UTC)
+        log_line(
+            "mcp",
+            "tool-call",
+            tool=name,
+            plugin=tool.plugin,
+            role=self.role,
+            is_error=bool(result.is_error),
+            ms=round((time.perf_counter() - t0) * 1000),
+        )
+        if self.audit and ctx is not None:
+            record = ToolCallRecord(
+                name, tool.plugin, dict(arguments), _result_text(result), bool(result.is_error), started, completed
+            )
+            await anyio.to_thread.run_sync(record_tool_call, ctx, record)
+        return result
+
+    def _refuse_unknown(self, name: str, arguments: dict[str, Any]) -> None:
+        """An argument the tool does not take is a mistake the agent should hear about (a pinned
+        name repeating its pinned value is tolerated: refuse_widening has already checked it)."""
+        unknown = sorted(set(arguments) - self._arguments[name] - set(PINNED_ARGUMENTS))
+        if unknown:
+            expected = ", ".join(sorted(self._arguments[name])) or "none"
+            raise ToolError(f"{unknown[0]}: unknown argument for {name} (arguments: {expected})")
+
+
+def _headers(context: Any) -> Mapping[str, str] | None:
+    if context is None:
+        return None
+    try:
+        return context.headers
+    except Exception:  # noqa: BLE001 - no request context (direct calls): treat as stdio
+        return None
+
+
+def create_mcp_server(
+    plugins: Sequence[LoadedPlugin],
+    role: Role,
+    ctx_factory: ContextFactory,
+    *,
+    name: str | None = None,
+    audit: bool = True,
+) -> MaxyMCPServer:
+    """The MCP server for ``plugins`` in ``role``; raises BootGateError / PublicToolNotReadOnly."""
+    admin_tools, admin_registrable = check_boot_gate(plugins)
+    tools = tools_for_role(plugins, role)
+    servers = sorted({p.mcp_server for p in plugins if p.mcp_server})
+    server_name = name or ("maxy-" + "-".join(servers) if servers else "maxy")
+    server = MaxyMCPServer(server_name, role=role, ctx_factory=ctx_factory, tools=tools, audit=audit)
+    admin_registered = sum(1 for t in tools if t.admin_allowlist) if role == "admin" else admin_registrable
+    log_line(
+        "mcp",
+        "mcp-config-allowlist-coverage",
+        admin_tools=admin_tools,
+        admin_registered=admin_registered,
+        role=role,
+        registered=len(tools),
+        eager=sum(1 for t in tools if t.eager),
+    )
+    return server
+
+
+# ---------------------------------------------------------------------------------------
+def check_public_pins(settings: Settings) -> None:
+    """A public server needs its scope and agent pinned, and never the admin scope."""
+    scopes = settings.ALLOWED_SCOPES or []
+    if not scopes:
+        raise ConfigError("the public role needs ALLOWED_SCOPES pinned (public, or public,shared)")
+    if "admin" in scopes:
+        raise ConfigError("the public role cannot be pinned to the admin scope: ALLOWED_SCOPES=public or public,shared")
+    if not settings.AGENT_SLUG:
+        raise ConfigError("the public role needs AGENT_SLUG pinned: the public agent's slug")
+
+
+def _embedder(settings: Settings) -> Any:
+    from ..embeddings import get_embedder
+
+    try:
+        return get_embedder(settings)
+    except ValueError as err:
+        log_line("mcp", "warn", level=logging.WARNING, reason="no-embedder", error=str(err)[:200])
+        return None
+
+
+def pinned_context(
+    settings: Settings,
+    role: Role,
+    account: ValidatedAccount,
+    *,
+    db: Database,
+    embedder: Any,
+) -> ToolContext:
+    """The ToolContext for pins already checked (account validated, public pins present)."""
+    return ToolContext(
+        settings=settings,
+        role=role,
+        caller=Caller.from_settings(settings, account.account_id),
+        account=account,
+        embedder=embedder,
+        session_id=settings.SESSION_ID,
+        session_node_id=settings.SESSION_NODE_ID,
+        knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
+        _db=db,
+    )
+
+
+class EnvContexts:
+    """Pins read from the environment once, at server start (stdio servers)."""
+
+    def __init__(self, settings: Settings, role: Role):
+        self.settings = settings
+        self.role = role
+        self._contexts: dict[str, ToolContext] = {}
+        self.db: Database | None = None
+
+    def open(self, plugins: Sequence[LoadedPlugin]) -> EnvContexts:
+        """Validate ACCOUNT_ID (and the public pins) and build one context per plugin."""
+        if self.role == "public":
+            check_public_pins(self.settings)
+        account = validate_account_id_env(self.settings)
+        self.db = Database(self.settings)
+        base = pinned_context(self.settings, self.role, account, db=self.db, embedder=_embedder(self.settings))
+        self._contexts = {p.name: replace(base, plugin=p.name) for p in plugins}
+        log_line(
+            "mcp",
+            "pinned",
+            role=self.role,
+            accountId=short(account.account_id),
+            scopes=self.settings.ALLOWED_SCOPES or "all",
+            agent=self.settings.AGENT_SLUG,
+            session=short(self.settings.SESSION_ID) if self.settings.SESSION_ID else None,
+        )
+        return self
+
+    def __call__(self, plugin: str, headers: Mapping[str, str] | None = None) -> ToolContext:
+        try:
+            return self._contexts[plugin]
+        except KeyError:
+            raise ConfigError(f"no pinned context for plugin {plugin!r}: the server was not opened for it") from None
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+
+
+def run_stdio(plugins: Sequence[LoadedPlugin], role: Role, settings: Settings | None = None) -> None:
+    """Serve ``plugins`` over stdio until stdin closes. Raises BootGateError & co. before serving."""
+    settings = settings or load_settings()
+    contexts = EnvContexts(settings, role)
+    server = create_mcp_server(plugins, role, contexts)
+    contexts.open(plugins)
+    log_line(
+        "mcp", "serve", transport="stdio", role=role, plugins=[p.name for p in plugins], tools=len(server.maxy_tools)
+    )
+    try:
+        anyio.run(server.run_stdio_async)
+    finally:
+        contexts.close()
+
+
+_sdk_logging_routed = False
+
+
+def _route_sdk_logging() -> None:
+    """Keep the SDK's logging.basicConfig from adding a second (rich) handler that would
+    print every ``[component]`` line twice: give the root logger a plain stderr handler for
+    warnings from other libraries, which skips records of the ``maxy`` logger (it has its own)."""
+    global _sdk_logging_routed
+    if _sdk_logging_routed:
+        return
+    _sdk_logging_routed = True
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    handler.addFilter(lambda record: not record.name.startswith("maxy"))
+    root.addHandler(handler)

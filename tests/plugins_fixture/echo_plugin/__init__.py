@@ -1,0 +1,1 @@
+"""Test plugin: its tools live in ``tools.py`` (the platform imports that submodule itself)."""
