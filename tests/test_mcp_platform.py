@@ -495,3 +495,18 @@ def test_proxy_flags_only_tools_list_responses(caplog: pytest.LogCaptureFixture)
     batch = json.loads(rewrite_response(b'[{"jsonrpc":"2.0","id":"b","result":{"tools":[{"name":"c"}]}}]\n', pending))
     assert batch[0]["result"]["tools"][0]["_meta"] == {EAGER: True}
     assert rewrite_response(b"not json\n", pending) == b"not json\n"
+
+
+def test_audit_input_never_holds_secrets():
+    from maxy.plugins.audit import _input_json
+
+    text = _input_json(
+        {
+            "kind": "login",
+            "apiKey": "sk-live-123",
+            "inputs": {"user": "ada", "pin": "1234", "otpCode": "999"},
+            "inputSchema": {"properties": {"otpCode": {"type": "string", "secret": True}}},
+        }
+    )
+    assert "sk-live-123" not in text and "1234" not in text and "999" not in text
+    assert "ada" in text and "[redacted]" in text

@@ -25,6 +25,7 @@ from maxy.graph.guards import node_guard
 from maxy.graph.write import Edge, NodeSpec
 from maxy.logs import log_line, short
 from maxy.plugins.api import ToolContext, ToolError, require, tool
+from maxy.secrets import redact_secrets
 from maxy_plugins.memory.tools import (
     active_conversation,
     check_text,
@@ -35,7 +36,6 @@ from maxy_plugins.memory.tools import (
     writer,
 )
 
-REDACTED = "[redacted]"
 OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
 DONE_STATUSES = ("completed", "failed", "cancelled")
 STATUSES = OPEN_STATUSES + DONE_STATUSES
@@ -47,78 +47,6 @@ MAX_NOTES = 50
 _KIND_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]{0,63}$")
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,55}$")
 # Key names that are secret whatever the schema says (belt and braces for untagged schemas).
-_SECRET_NAMES = frozenset(
-    {
-        "password",
-        "passwd",
-        "passphrase",
-        "secret",
-        "token",
-        "apikey",
-        "accesstoken",
-        "refreshtoken",
-        "idtoken",
-        "authtoken",
-        "bearertoken",
-        "privatekey",
-        "clientsecret",
-        "apisecret",
-        "pin",
-        "otp",
-    }
-)
-
-
-# ---------------------------------------------------------------------------------------
-# Secrets
-def _is_secret_schema(entry: object) -> bool:
-    if not isinstance(entry, Mapping):
-        return False
-    if entry.get("secret") is True or entry.get("x-secret") is True or entry.get("sensitive") is True:
-        return True
-    return bool(entry.get("format") == "password" or entry.get("writeOnly") is True)
-
-
-def _is_secret_name(key: str) -> bool:
-    return re.sub(r"[^a-z0-9]", "", key.lower()) in _SECRET_NAMES
-
-
-def _field_schemas(schema: object) -> Mapping[str, Any]:
-    """A JSON-Schema object's ``properties``, or a plain {field: entry} mapping."""
-    if not isinstance(schema, Mapping):
-        return {}
-    props = schema.get("properties")
-    if isinstance(props, Mapping):
-        return props
-    return {k: v for k, v in schema.items() if isinstance(v, Mapping)}
-
-
-def redact_secrets(inputs: Any, schema: Any = None) -> Any:
-    """Replace every secret value in ``inputs`` with ``"[redacted]"`` (returns a new structure).
-
-    A field is secret when its schema entry is tagged (``secret: true``, ``x-secret: true``,
-    ``sensitive: true``, ``writeOnly: true`` or ``format: "password"``) or when its key is a
-    well-known secret name (password, token, apiKey, clientSecret, ...). Nested objects and
-    arrays of objects are walked with their sub-schemas (``properties`` / ``items``).
-    """
-    if isinstance(inputs, Mapping):
-        fields = _field_schemas(schema)
-        out: dict[str, Any] = {}
-        for key, value in inputs.items():
-            entry = fields.get(key) if isinstance(key, str) else None
-            if (isinstance(key, str) and _is_secret_name(key)) or _is_secret_schema(entry):
-                out[key] = REDACTED if value is not None else None
-            else:
-                out[key] = redact_secrets(value, entry)
-        return out
-    if isinstance(inputs, (list, tuple)):
-        item_schema = schema.get("items") if isinstance(schema, Mapping) else None
-        if _is_secret_schema(item_schema):
-            return [REDACTED for _ in inputs]
-        return [redact_secrets(v, item_schema) for v in inputs]
-    return inputs
-
-
 def _storable(value: Any) -> Any:
     """A property value: scalars and flat lists as they are, anything else as JSON text."""
     if value is None or isinstance(value, (str, bool, int, float)):

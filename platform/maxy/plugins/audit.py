@@ -21,6 +21,7 @@ from typing import Any
 from ..graph.guards import Caller, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
+from ..secrets import redact_secrets
 from .api import ToolContext
 
 MAX_INPUT_CHARS = 2_000
@@ -47,8 +48,14 @@ def truncate(text: str, limit: int) -> str:
 
 
 def _input_json(arguments: dict[str, Any]) -> str:
+    # Secrets named as such, or tagged in a tool's inputSchema (work-create), never reach the audit.
+    safe = redact_secrets(arguments)
+    if isinstance(arguments.get("inputs"), dict):
+        safe["inputs"] = redact_secrets(arguments["inputs"], arguments.get("inputSchema"))
+    if isinstance(arguments.get("inputsProvided"), dict):
+        safe["inputsProvided"] = redact_secrets(arguments["inputsProvided"], arguments.get("inputSchema"))
     try:
-        text = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
+        text = json.dumps(safe, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(arguments)
     return truncate(text, MAX_INPUT_CHARS)
