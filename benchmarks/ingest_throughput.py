@@ -1,0 +1,87 @@
+"""Ingest throughput: chunks per second through the whole ingest path (parse, chunk,
+summarise, embed every level, one transaction per batch of documents) against the embedder
+alone on the same texts the ingest embeds, in the same run.
+
+    .venv/bin/python benchmarks/ingest_throughput.py [--docs 400] [--json]
+
+Documents are the first N SciFact abstracts; they go into a throwaway account that is
+removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from maxy.accounts import create_account, validate_account
+from maxy.config import load_settings
+from maxy.db import Database
+from maxy.embeddings import get_embedder
+from maxy.graph.text import embedding_text
+from maxy.graph.write import GraphWriter
+from maxy.ingest.hierarchy import ingest_records
+from maxy.schema import apply_schema
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact-dev" / "corpus.jsonl"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=400)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    settings = load_settings()
+    embedder = get_embedder(settings)
+    records = []
+    with CORPUS.open() as fh:
+        for line in fh:
+            doc = json.loads(line)
+            records.append((f"bench:{doc['_id']}", doc["title"], doc["text"]))
+            if len(records) == args.docs:
+                break
+    embedder.embed(["warm up"])
+
+    with tempfile.TemporaryDirectory() as tmp, Database(settings) as db:
+        apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+        account = validate_account(Path(tmp), create_account(Path(tmp), "bench-ingest").account_id)
+        try:
+            t0 = time.perf_counter()
+            results = ingest_records(GraphWriter(db, account, embedder, created_by="bench"), records)
+            ingest_s = time.perf_counter() - t0
+            chunks = sum(r.chunks for r in results)
+            rows = db.read(
+                "MATCH (n:Node {accountId: $a}) RETURN labels(n) AS labels, properties(n) AS props", a=account.account_id
+            )
+            texts = list(dict.fromkeys(t for r in rows if (t := embedding_text(r["labels"], r["props"]))))
+            t0 = time.perf_counter()
+            for i in range(0, len(texts), 32):
+                embedder.embed(texts[i : i + 32])
+            embed_s = time.perf_counter() - t0
+        finally:
+            db.autocommit(
+                "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 2000 ROWS",
+                a=account.account_id,
+            )
+    figures = {
+        "documents": len(records),
+        "chunks": chunks,
+        "embedded_texts": len(texts),
+        "ingest_chunks_per_s": round(chunks / ingest_s, 1),
+        "embedder_alone_chunks_per_s": round(chunks / embed_s, 1),
+        "ratio": round(embed_s / ingest_s, 3),
+    }
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(f"{len(records)} documents -> {chunks} chunks, {len(texts)} distinct embedded texts")
+    print(f"ingest           {figures['ingest_chunks_per_s']:7.1f} chunks/s  ({ingest_s:.1f} s)")
+    print(f"embedder alone   {figures['embedder_alone_chunks_per_s']:7.1f} chunks/s  ({embed_s:.1f} s, same texts)")
+    print(f"ratio            {figures['ratio']:7.3f}")
+
+
+if __name__ == "__main__":
+    main()
