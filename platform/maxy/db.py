@@ -35,6 +35,8 @@ class Database:
             auth=(self.settings.NEO4J_USER, self.settings.NEO4J_PASSWORD),
             max_connection_pool_size=50,
             connection_acquisition_timeout=30,
+            connection_timeout=5.0,  # an unreachable server is reported in seconds, not minutes
+            max_transaction_retry_time=10.0,
             notifications_min_severity="OFF",
         )
 
