@@ -24,7 +24,10 @@ from .graph.write import Edge, GraphWriter, NodeSpec
 from .logs import log_line, short
 
 REQUIRED = ("conversation", "session", "id", "speaker", "content")
-CONTEXT_TURNS = 2  # neighbouring turns on each side folded into a message's embedded summary
+# Neighbouring turns folded into a message's summary (embedded, and BM25-searchable).
+CONTEXT_BEFORE = 2
+CONTEXT_AFTER = 1
+CONTEXT_TURNS = (CONTEXT_BEFORE, CONTEXT_AFTER)
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,7 @@ def build_specs(account_id: str, messages: Sequence[ImportedMessage]) -> list[No
             edges = [Edge("HAS_MESSAGE", conv_id, "in")]
             if prev_id is not None:
                 edges.append(Edge("NEXT", prev_id, "in"))
-            window = lines[max(0, i - CONTEXT_TURNS) : i + CONTEXT_TURNS + 1]
+            window = lines[max(0, i - CONTEXT_BEFORE) : i + CONTEXT_AFTER + 1]
             props: dict[str, Any] = {
                 "messageId": m.message_id,
                 "sessionId": session,

@@ -1,0 +1,104 @@
+"""Conversation import, message search (shared by the tool and the CLI) and the eval."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from maxy.config import load_settings
+from maxy.conversation_import import build_specs, import_messages, parse_message, read_messages
+from maxy.conversations import search_messages
+from maxy.errors import ValidationError
+from maxy.evaluation.conversations import evaluate
+from maxy.graph.guards import Caller
+from maxy.graph.write import GraphWriter
+
+ROWS = [
+    ("c1", "c1/s1", "D1:1", "Ana", "Hi Ben! I finally adopted a dog last week.", "2023-05-08T13:56:00", None),
+    ("c1", "c1/s1", "D1:2", "Ben", "That's wonderful! What breed is it?", "2023-05-08T13:56:00", None),
+    ("c1", "c1/s1", "D1:3", "Ana", "A beagle puppy named Pepper.", "2023-05-08T13:56:00", "a beagle puppy on a rug"),
+    ("c1", "c1/s2", "D2:1", "Ben", "I started pottery classes on Tuesdays.", "2023-06-01T10:00:00", None),
+    ("c1", "c1/s2", "D2:2", "Ana", "Pottery sounds relaxing, send me a photo of your first bowl!", "2023-06-01T10:00:00", None),
+]
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    with path.open("w") as fh:
+        for conv, session, mid, speaker, content, ts, caption in rows:
+            row = {"conversation": conv, "session": session, "id": mid, "speaker": speaker, "role": "user",
+                   "content": content, "timestamp": ts}
+            if caption:
+                row["image_caption"] = caption
+            fh.write(json.dumps(row) + "\n")
+    return path
+
+
+def test_specs_carry_transcript_line_context_and_links(tmp_path):
+    msgs = read_messages(write_jsonl(tmp_path / "m.jsonl", ROWS))
+    specs = build_specs("acc-1", msgs)
+    convs = [s for s in specs if "Conversation" in s.labels]
+    messages = [s for s in specs if "Message" in s.labels]
+    assert len(convs) == 2 and len(messages) == 5
+    third = messages[2].properties
+    assert third["content"] == "Ana: A beagle puppy named Pepper. [image: a beagle puppy on a rug]"
+    assert third["summary"].splitlines()[0].startswith("Ana: Hi Ben!")  # two turns before it
+    assert [e.type for e in messages[1].edges] == ["HAS_MESSAGE", "NEXT"]
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [({"conversation": "c", "session": "s", "id": "1", "speaker": "", "content": "x"}, "speaker"),
+     ({"conversation": "c", "session": "s", "speaker": "a", "content": "x"}, "id"),
+     ("not an object", "object")],
+)
+def test_bad_lines_name_the_problem(row, field):
+    with pytest.raises(ValidationError) as exc:
+        parse_message(row, "f.jsonl:3")
+    assert exc.value.field == "f.jsonl:3" and field in exc.value.reason
+
+
+def test_import_is_idempotent_and_search_respects_session_and_guards(db, account, make_account, embedder, tmp_path):
+    msgs = read_messages(write_jsonl(tmp_path / "m.jsonl", ROWS))
+    writer = GraphWriter(db, account, embedder)
+    first = import_messages(writer, msgs)
+    again = import_messages(writer, msgs)
+    assert first["messages"] == 5 and first["created"] == 7 and again["created"] == 0
+    count = db.read("MATCH (m:Message {accountId: $a}) RETURN count(m) AS c", a=account.account_id)[0]["c"]
+    assert count == 5
+    other = make_account("other")
+    import_messages(GraphWriter(db, other, embedder), msgs)  # the same chat in another account
+    rows = search_messages(db, Caller(account.account_id), embedder, "what dog breed did Ana adopt?", limit=3)
+    assert rows[0]["messageId"] in ("D1:3", "D1:1") and rows[0]["sessionId"] == "c1/s1"
+    ids = {r["nodeId"] for r in search_messages(db, Caller(account.account_id), embedder, "dog", limit=10)}
+    theirs = {r["nodeId"] for r in search_messages(db, Caller(other.account_id), embedder, "dog", limit=10)}
+    assert ids and theirs and not ids & theirs
+    only = search_messages(db, Caller(account.account_id), embedder, "dog pottery", session_id="c1/s2", limit=10)
+    assert only and {r["sessionId"] for r in only} == {"c1/s2"}
+
+
+def test_eval_reports_recall_overall_and_by_category(db, embedder, data_root, tmp_path):
+    folder = tmp_path / "conv"
+    folder.mkdir()
+    write_jsonl(folder / "messages.jsonl", ROWS)
+    (folder / "questions.jsonl").write_text(
+        json.dumps({"conversation": "c1", "question": "What is the name of Ana's beagle?", "evidence": ["D1:3"], "category": "single-hop"}) + "\n"
+        + json.dumps({"conversation": "c1", "question": "When does Ben go to pottery?", "evidence": ["D2:1"], "category": "temporal"}) + "\n"
+    )
+    settings = load_settings(DATA_ROOT=data_root)
+    result = evaluate(settings, db, embedder, folder)
+    assert result["questions"] == 2
+    assert result["overall"]["recall@25"] == 1.0 and 0.0 <= result["overall"]["recall@5"] <= 1.0
+    assert set(result["by_category"]) == {"single-hop", "temporal"}
+    env = dict(os.environ, DATA_ROOT=str(data_root))
+    proc = subprocess.run([sys.executable, "-m", "maxy", "eval", "conversations", str(folder), "--json"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data["overall"]) == {"recall@5", "recall@10", "recall@25"} and data["questions"] == 2
+    for account_dir in (data_root / "accounts").iterdir():
+        db.write("MATCH (n:Node {accountId: $a}) DETACH DELETE n", a=account_dir.name)
