@@ -29,6 +29,7 @@ from maxy.graph.write import Edge, GraphWriter, NodeSpec, WriteResult
 from maxy.logs import log_line, short
 from maxy.plugins.api import ToolContext, ToolError, require, tool
 from maxy.search import SearchRequest, hybrid
+from maxy.search.pipeline import SearchFlags
 from maxy.search.format import OUTPUT_BUDGET, project, render
 from maxy.search.hits import Hit
 
@@ -273,7 +274,7 @@ def memory_search(
         expand_hops=expandHops,
         fusion="rrf" if ctx.settings.MAXY_GS_RRF else "weighted",
     ).validated()
-    response = hybrid(ctx.db, ctx.caller, req, ctx.embedder)
+    response = hybrid(ctx.db, ctx.caller, req, ctx.embedder, SearchFlags.from_settings(ctx.settings))
     hits = _subscription_merge(ctx, req, list(response.hits), response.mode)
     project(hits, req.fields, ctx.caller.account_id)
     text = render(hits, OUTPUT_BUDGET)

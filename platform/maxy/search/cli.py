@@ -34,6 +34,7 @@ def register(app: typer.Typer) -> None:
         from ..errors import ConfigError
         from ..graph.guards import Caller
         from . import SearchRequest, hybrid
+        from .pipeline import SearchFlags
         from .format import project, render, to_json
 
         settings = load_settings()
@@ -51,7 +52,7 @@ def register(app: typer.Typer) -> None:
         )
         embedder = _embedder_or_none(settings, err)
         with Database(settings) as db:
-            response = hybrid(db, caller, request, embedder)
+            response = hybrid(db, caller, request, embedder, SearchFlags.from_settings(settings))
         project(response.hits, request.fields, caller.account_id)
         if json_out:
             emit_json(
