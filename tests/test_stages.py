@@ -209,3 +209,29 @@ def test_expansion_flag_unions_paraphrases(db, account, embedder, graph, llm):
 
 def test_log10_table_matches_spec_examples():
     assert 0.05 + 0.05 * math.log10(100) == pytest.approx(0.15)
+
+
+def test_hyde_adds_hypothetical_vectors_and_caches(db, account, embedder, graph, llm, caplog):
+    from maxy.search import hyde
+
+    caplog.set_level(logging.INFO, logger="maxy")
+    hyde.clear_cache()
+    llm.reply = json.dumps(
+        {"lenses": [{"label": "trade fair listing", "corpus": "documents"}, {"label": "visitor chat", "corpus": "messages"}],
+         "document": "The annual boiler expo is a trade fair held every May for heating engineers."}
+    )
+    settings = load_settings()
+    caller = Caller(account.account_id)
+    base = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder)
+    with_hyde = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, SearchFlags(hyde=True, settings=settings))
+    assert len(llm.requests) == 3  # one lens call, one document per lens
+    assert "[hyde] accountId=" in caplog.text and "generated=2" in caplog.text
+    assert with_hyde.stats["vector"] > base.stats["vector"]
+    assert with_hyde.hits[0].properties["name"] == "Boiler expo 2026"
+    hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, SearchFlags(hyde=True, settings=settings))
+    assert len(llm.requests) == 3, "lenses and documents come from the one-hour cache"
+    hyde.clear_cache()
+    llm.mode = "500"
+    failed = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, SearchFlags(hyde=True, settings=settings))
+    assert [h.node_id for h in failed.hits] == [h.node_id for h in base.hits]
+    assert "[hyde] fallback" in caplog.text

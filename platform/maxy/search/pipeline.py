@@ -23,6 +23,7 @@ from ..config import Settings
 from . import fusion, stages
 from .expand import expand, load_properties, load_signals
 from .expansion import expand_query
+from .hyde import hypothetical_vectors
 from .fusion import RRF_K
 from .stages import RETRIEVAL_CLASSES
 from .hits import Hit
@@ -99,6 +100,7 @@ class SearchFlags:
     """The MAXY_GS_* stage switches; all off reproduces the baseline pipeline exactly."""
 
     expansion: bool = False
+    hyde: bool = False
     route: bool = False
     rrf: bool = False
     boosts: bool = False
@@ -109,6 +111,7 @@ class SearchFlags:
     def from_settings(cls, settings: Settings) -> SearchFlags:
         return cls(
             settings.MAXY_GS_EXPANSION,
+            settings.MAXY_GS_HYDE,
             settings.MAXY_GS_ROUTE,
             settings.MAXY_GS_RRF,
             settings.MAXY_GS_BOOSTS,
@@ -177,7 +180,12 @@ def hybrid(
     if use_vector:
         t0v = time.perf_counter()
         try:
-            vectors = embedder.embed(queries)  # type: ignore[union-attr]
+            vectors = list(embedder.embed(queries))  # type: ignore[union-attr]
+            if flags.hyde and flags.settings is not None:
+                # HyDE: hypothetical answers, embedded, searched beside the query on the vector path.
+                t_hyde = time.perf_counter()
+                vectors += list(hypothetical_vectors(flags.settings, caller.account_id, req.query, embedder))  # type: ignore[arg-type]
+                timings["hyde_ms"] = _ms(t_hyde)
         except EmbeddingError as err:
             vectors = []
             use_vector = False
