@@ -87,6 +87,7 @@ def search_messages(
     *,
     session_id: str | None = None,
     limit: int = 10,
+    flags: Any = None,
 ) -> list[dict[str, Any]]:
     """Messages for ``query``, best first: the hybrid pipeline (vector through
     ``message_embedding`` + BM25, guards on both) restricted to Message nodes and, when
@@ -105,7 +106,7 @@ def search_messages(
         candidate_k=max(CANDIDATES, limit),
         session_id=sid,
     )
-    response = hybrid(db, caller, request, embedder)
+    response = hybrid(db, caller, request, embedder, *([flags] if flags is not None else []))
     rows = []
     for h in response.hits:
         p = h.properties

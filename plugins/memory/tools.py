@@ -486,7 +486,10 @@ def conversation_search(ctx: ToolContext, query: str, limit: int = 10, sessionId
     if ctx.session_id and sessionId is not None and sessionId != ctx.session_id:
         raise ToolError("sessionId: SESSION_ID is pinned for this server; a tool argument cannot change it")
     session = ctx.session_id or sessionId
-    rows = search_messages(ctx.db, ctx.caller, ctx.embedder, query, session_id=session, limit=limit)
+    rows = search_messages(
+        ctx.db, ctx.caller, ctx.embedder, query, session_id=session, limit=limit,
+        flags=SearchFlags.from_settings(ctx.settings),
+    )
     return _render_messages(rows)
 
 

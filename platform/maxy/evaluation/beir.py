@@ -24,6 +24,7 @@ from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
 from ..search import SearchRequest, hybrid
+from ..search.pipeline import OFF, SearchFlags
 from .metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 
 ATTACHMENT_PREFIX = "beir:"
@@ -159,6 +160,7 @@ def run_queries(
     depth: int = 100,
     node_limit: int = 300,
     progress: Callable[[int, int], None] | None = None,
+    flags: SearchFlags = OFF,
 ) -> dict[str, Any]:
     caller = Caller(account.account_id)
     ids = [q for q in data.qrels if q in data.queries]
@@ -174,7 +176,7 @@ def run_queries(
             candidate_k=node_limit,
         )
         t0 = time.perf_counter()
-        response = hybrid(db, caller, request, embedder)
+        response = hybrid(db, caller, request, embedder, flags)
         latencies.append((time.perf_counter() - t0) * 1000)
         ranked = rank_documents(response.hits)[:depth]
         rel = data.qrels[qid]

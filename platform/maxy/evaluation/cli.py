@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
         from ..db import Database
         from ..embeddings import get_embedder
         from ..schema import apply_schema
+        from ..search.pipeline import SearchFlags
         from .beir import ensure_corpus, eval_account, load_beir, run_queries
 
         if fusion not in ("weighted", "rrf", "vector", "bm25"):
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
                 )
                 qtask = progress.add_task("queries", total=len(data.qrels))
                 figures = run_queries(
-                    db, embedder, data, account, fusion=fusion,
+                    db, embedder, data, account, fusion=fusion, flags=SearchFlags.from_settings(settings),
                     progress=lambda done, total: progress.update(qtask, completed=done, total=total),
                 )
         if json_out:
@@ -76,6 +77,7 @@ def register(app: typer.Typer) -> None:
         from ..db import Database
         from ..embeddings import get_embedder
         from ..schema import apply_schema
+        from ..search.pipeline import SearchFlags
         from .conversations import KS, evaluate
 
         settings = load_settings()
@@ -85,7 +87,7 @@ def register(app: typer.Typer) -> None:
             with Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
                 task = bar.add_task("questions", total=None)
                 result = evaluate(
-                    settings, db, embedder, directory,
+                    settings, db, embedder, directory, flags=SearchFlags.from_settings(settings),
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )
         if json_out:
