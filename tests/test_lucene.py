@@ -57,3 +57,15 @@ def test_any_text_is_a_valid_query_for_neo4j(db, account, text):
         assert not terms(text)
         return
     db.read("CALL db.index.fulltext.queryNodes('entity_search', $q, {limit: 1}) YIELD node RETURN count(*) AS c", q=q)
+
+
+def test_long_questions_stay_under_lucenes_clause_limit(db, account):
+    """Every term expands over every indexed field; a long pasted paragraph must still run."""
+    words = " ".join(f"word{i} boiler" for i in range(300))
+    q = build_query(words, account_id=account.account_id)
+    assert len(terms(words)) == 32
+    db.read("CALL db.index.fulltext.queryNodes('entity_search', $q, {limit: 1}) YIELD node RETURN count(*) AS c", q=q)
+
+
+def test_terms_are_distinct_case_insensitively():
+    assert terms("Boiler boiler BOILER, repair") == ["Boiler", "repair"]

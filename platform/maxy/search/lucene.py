@@ -13,7 +13,10 @@ import re
 # neutralises && and ||).
 _SPECIAL = set('\\+-!():^[]"{}~*?|&/')
 _OPERATORS = re.compile(r"\b(AND|OR|NOT|TO)\b")
-MAX_TERMS = 64
+# Lucene counts every leaf clause of the expanded query against maxClauseCount (1024), and
+# the full-text index expands each term over all of its fields (29): 32 distinct terms
+# stay under the limit, where a longer question would fail the BM25 path outright.
+MAX_TERMS = 32
 # Lucene's English stop words (EnglishAnalyzer): a query of nothing but these would reduce to
 # an empty clause, which must match nothing rather than everything.
 STOP_WORDS = frozenset(
@@ -30,11 +33,13 @@ def escape_lucene(text: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The whitespace-separated words of ``text`` that still hold a letter or digit."""
-    out = [
-        t
-        for t in text.split()
-        if any(ch.isalnum() for ch in t) and "".join(ch for ch in t.lower() if ch.isalnum()) not in STOP_WORDS
-    ]
+    out: list[str] = []
+    seen: set[str] = set()
+    for t in text.split():
+        key = "".join(ch for ch in t.lower() if ch.isalnum())
+        if key and key not in STOP_WORDS and key not in seen:
+            seen.add(key)
+            out.append(t)
     return out[:MAX_TERMS]
 
 
