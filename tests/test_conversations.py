@@ -102,3 +102,17 @@ def test_eval_reports_recall_overall_and_by_category(db, embedder, data_root, tm
     assert set(data["overall"]) == {"recall@5", "recall@10", "recall@25"} and data["questions"] == 2
     for account_dir in (data_root / "accounts").iterdir():
         db.write("MATCH (n:Node {accountId: $a}) DETACH DELETE n", a=account_dir.name)
+
+
+def test_a_busy_account_never_crowds_one_session_out(db, account, embedder):
+    """More than a candidate list of closer messages in other sessions: the pinned session's
+    own message is still found, through the session filter inside the vector index."""
+    from maxy.graph.write import NodeSpec
+
+    w = GraphWriter(db, account, embedder)
+    w.write_many(
+        [NodeSpec(["Message"], {"content": f"Bo: my boiler is broken again ({i})", "sessionId": "busy", "messageId": f"b{i}"}) for i in range(130)]
+    )
+    w.write(NodeSpec(["Message"], {"content": "Al: the heating at the cottage stopped working", "sessionId": "quiet", "messageId": "q1"}))
+    rows = search_messages(db, Caller(account.account_id), embedder, "my boiler is broken", session_id="quiet", limit=5)
+    assert [r["messageId"] for r in rows] == ["q1"]

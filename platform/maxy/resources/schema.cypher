@@ -45,7 +45,7 @@ CYPHER 25 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (n:Chunk) ON n.e
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
 CYPHER 25 CREATE VECTOR INDEX conversation_embedding IF NOT EXISTS FOR (n:Conversation) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
-CYPHER 25 CREATE VECTOR INDEX message_embedding IF NOT EXISTS FOR (n:Message) ON n.embedding WITH [n.accountId]
+CYPHER 25 CREATE VECTOR INDEX message_embedding IF NOT EXISTS FOR (n:Message) ON n.embedding WITH [n.accountId, n.sessionId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
 CYPHER 25 CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (n:Event) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};

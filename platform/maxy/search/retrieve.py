@@ -26,6 +26,7 @@ _SESSION = (
 )
 _vector_map: dict[str, str] | None = None  # label -> index name
 _fulltext: bool | None = None
+_session_filtered: set[str] = set()  # indexes that also carry sessionId as a filter property
 
 
 def clear_index_cache() -> None:
@@ -48,12 +49,15 @@ def _discover(db: Database) -> tuple[dict[str, str], bool]:
                 "RETURN name, type, state, labelsOrTypes, properties"
             )
             vmap: dict[str, str] = {}
+            _session_filtered.clear()
             for r in rows:
                 labels = r["labelsOrTypes"] or []
                 # Only indexes this code can query safely: one known label, account filter property.
                 if r["type"] == "VECTOR" and r["state"] == "ONLINE" and len(labels) == 1 and labels[0] in ALL_LABELS:
                     if "accountId" in (r["properties"] or [])[1:]:
                         vmap[labels[0]] = r["name"]
+                        if "sessionId" in (r["properties"] or [])[1:]:
+                            _session_filtered.add(r["name"])
             _vector_map = vmap
             _fulltext = any(r["name"] == FULLTEXT_INDEX and r["state"] == "ONLINE" for r in rows)
         return dict(_vector_map), bool(_fulltext)
@@ -96,6 +100,17 @@ def vector_search(
               SCORE AS score
             RETURN n, score, {_literal(label)} AS via"""
         )
+        if session_id and index in _session_filtered:
+            # The session's own nearest messages, filtered inside the index: a busy account's
+            # other conversations can then never crowd one session out of the candidates.
+            branches.append(
+                f"""
+            MATCH (n:{quote(label)})
+              SEARCH n IN (VECTOR INDEX {_index_name_ok(index)} FOR q.vec
+                           WHERE n.accountId = $g_accountId AND n.sessionId = $sessionId LIMIT $k)
+              SCORE AS score
+            RETURN n, score, {_literal(label)} AS via"""
+            )
     query = f"""
         CYPHER 25
         UNWIND range(0, size($vecs) - 1) AS qi
@@ -115,6 +130,8 @@ def vector_search(
     out = []
     for qi, hits in sorted(lists.items()):
         hits.sort(key=lambda h: -h.vector_score)
+        seen: set[str] = set()
+        hits[:] = [h for h in hits if not (h.node_id in seen or seen.add(h.node_id))]  # one entry per node
         for i, h in enumerate(hits, start=1):
             h.ranks[f"vector:{qi}"] = i
         out.append(hits)
