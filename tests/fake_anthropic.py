@@ -26,6 +26,8 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .local_http import LocalServer
+
 MODES = ("ok", "slow", "500", "401", "malformed")
 
 
@@ -33,7 +35,7 @@ def _error(kind: str, message: str) -> bytes:
     return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
-class FakeAnthropic:
+class FakeAnthropic(LocalServer):
     def __init__(self, mode: str = "ok", delay_s: float = 3.0, reply: str | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
@@ -46,11 +48,6 @@ class FakeAnthropic:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "start the server first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
 
     def start(self) -> FakeAnthropic:
         fake = self
@@ -131,21 +128,8 @@ class FakeAnthropic:
             "usage": {"input_tokens": 42, "output_tokens": 17},
         }
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 if __name__ == "__main__":  # pragma: no cover - manual poking

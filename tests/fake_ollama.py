@@ -25,6 +25,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .local_http import LocalServer
+
 MODES = ("normal", "not_found", "slow", "wrong_dims", "wrong_count", "error500")
 
 
@@ -37,7 +39,7 @@ def fake_vector(text: str, dims: int) -> list[float]:
     return [x / norm for x in vec]
 
 
-class FakeOllama:
+class FakeOllama(LocalServer):
     def __init__(self, dims: int = 768, mode: str = "normal", delay_s: float = 2.0) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
@@ -137,24 +139,6 @@ class FakeOllama:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
 
-    def __enter__(self) -> FakeOllama:
-        return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "FakeOllama is not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"

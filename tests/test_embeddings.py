@@ -31,10 +31,7 @@ from maxy.embeddings import (
 from maxy.embeddings.minilm import MiniLMEmbedder
 from maxy.embeddings.ollama_embedder import OllamaEmbedder, lookup_ollama_dimensions
 
-try:
-    from fake_ollama import FakeOllama, fake_vector
-except ImportError:  # tests/ imported as a package
-    from tests.fake_ollama import FakeOllama, fake_vector
+from tests.fake_ollama import FakeOllama, fake_vector
 
 
 def _settings(**values: object) -> Settings:

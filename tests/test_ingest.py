@@ -14,11 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-try:
-    from fake_anthropic import FakeAnthropic
-except ImportError:  # tests/ imported as a package
-    from tests.fake_anthropic import FakeAnthropic
 from maxy.errors import GraphWriteError, ValidationError
 from maxy.graph.write import GraphWriter
 from maxy.ingest import (
@@ -45,6 +40,8 @@ from maxy.ingest import (
 )
 from maxy.ingest import summarize as summarize_mod
 from maxy.ingest.hierarchy import section_node_id
+
+from tests.fake_anthropic import FakeAnthropic
 
 REPO = Path(__file__).resolve().parents[1]
 
