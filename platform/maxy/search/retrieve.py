@@ -8,12 +8,16 @@ with the account required inside Lucene, then the guard layers.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
+
+import neo4j
 
 from ..db import Database
 from ..graph.allowlist import ALL_LABELS, quote
 from ..graph.guards import Caller, node_guard
+from ..logs import log_line
 from ..schema import FULLTEXT_INDEX, on_schema_change
 from .hits import Hit
 from .lucene import build_query
@@ -91,6 +95,48 @@ def vector_search(
     if not targets or not vectors:
         return []
     guard = node_guard(caller, "n")
+    params = {"vecs": [list(v) for v in vectors], "k": k, "sessionId": session_id, **guard.params}
+    try:
+        rows = db.read(_vector_query(_search_branches(targets, session_id), guard.clause, session_id), **params)
+    except neo4j.exceptions.DatabaseError:
+        # A filtered HNSW search can fail inside the server (Lucene's filter bitset on some
+        # segment states): retry index by index, and where the filtered SEARCH itself fails,
+        # use the unfiltered procedure with a deeper candidate list and the guards after it.
+        rows = []
+        for target in targets:
+            try:
+                rows += db.read(_vector_query(_search_branches([target], session_id), guard.clause, session_id), **params)
+            except neo4j.exceptions.DatabaseError as err:
+                log_line(
+                    "graph-search:hybrid", "warn", level=logging.WARNING, reason="vector-filter-failed",
+                    index=target[1], fallback="queryNodes", error=str(getattr(err, "message", err))[:120],
+                )
+                rows += db.read(
+                    _vector_query([_procedure_branch(*target)], guard.clause, session_id),
+                    **dict(params, k=min(FALLBACK_DEPTH, k * FALLBACK_FACTOR)),
+                )
+    # One ranked list per query vector: the indexes' hits merged by score.
+    lists: dict[int, list[Hit]] = {}
+    for r in rows:
+        lists.setdefault(r["qi"], []).append(
+            Hit(r["id"], [x for x in r["labels"] if x != "Node"], vector_score=_cosine(float(r["score"])))
+        )
+    out = []
+    for qi, hits in sorted(lists.items()):
+        hits.sort(key=lambda h: -h.vector_score)
+        seen: set[str] = set()
+        hits[:] = [h for h in hits if not (h.node_id in seen or seen.add(h.node_id))]  # one entry per node
+        for i, h in enumerate(hits, start=1):
+            h.ranks[f"vector:{qi}"] = i
+        out.append(hits)
+    return out
+
+
+FALLBACK_FACTOR = 10
+FALLBACK_DEPTH = 2000
+
+
+def _search_branches(targets: Sequence[tuple[str, str]], session_id: str | None) -> list[str]:
     branches = []
     for label, index in targets:
         branches.append(
@@ -111,31 +157,25 @@ def vector_search(
               SCORE AS score
             RETURN n, score, {_literal(label)} AS via"""
             )
-    query = f"""
+    return branches
+
+
+def _procedure_branch(label: str, index: str) -> str:
+    return f"""
+            CALL db.index.vector.queryNodes('{_index_name_ok(index)}', $k, q.vec) YIELD node AS n, score
+            RETURN n, score, {_literal(label)} AS via"""
+
+
+def _vector_query(branches: list[str], guard_clause: str, session_id: str | None) -> str:
+    return f"""
         CYPHER 25
         UNWIND range(0, size($vecs) - 1) AS qi
         WITH qi, {{vec: $vecs[qi]}} AS q
         CALL (q) {{ {' UNION ALL '.join(branches)} }}
-        WITH qi, via, n, score WHERE {guard.clause} {_SESSION if session_id else ""}
+        WITH qi, via, n, score WHERE {guard_clause} {_SESSION if session_id else ""}
         RETURN qi, via, n.nodeId AS id, labels(n) AS labels, score
         ORDER BY qi, via, score DESC
     """
-    rows = db.read(query, vecs=[list(v) for v in vectors], k=k, sessionId=session_id, **guard.params)
-    # One ranked list per query vector: the indexes' hits merged by score.
-    lists: dict[int, list[Hit]] = {}
-    for r in rows:
-        lists.setdefault(r["qi"], []).append(
-            Hit(r["id"], [x for x in r["labels"] if x != "Node"], vector_score=_cosine(float(r["score"])))
-        )
-    out = []
-    for qi, hits in sorted(lists.items()):
-        hits.sort(key=lambda h: -h.vector_score)
-        seen: set[str] = set()
-        hits[:] = [h for h in hits if not (h.node_id in seen or seen.add(h.node_id))]  # one entry per node
-        for i, h in enumerate(hits, start=1):
-            h.ranks[f"vector:{qi}"] = i
-        out.append(hits)
-    return out
 
 
 def bm25_search(
