@@ -214,3 +214,28 @@ def test_cli_search_json(db, account, embedder, shop, data_root):
         [sys.executable, "-m", "maxy.cli", "search", "boiler", "--scope", "admin"], capture_output=True, text=True, env=env
     )
     assert widen.returncode == 1 and "cannot widen" in widen.stderr and "Traceback" not in widen.stderr
+
+
+def test_vector_path_falls_back_when_the_filtered_search_fails_in_the_server(db, account, embedder, shop, caplog):
+    """Fault injection around the real database: every filtered SEARCH fails as Neo4j 2026.08
+    was seen failing; the procedure fallback still answers, with every guard applied."""
+    import neo4j
+
+    from maxy.db import Database
+
+    class FilteredSearchFails(Database):
+        def __init__(self, inner):
+            self.__dict__.update(inner.__dict__)
+
+        def read(self, query, **params):
+            if "SEARCH n IN" in query:
+                raise neo4j.exceptions.DatabaseError("Index 33554431 out of bounds for length 1 (injected)")
+            return super().read(query, **params)
+
+    caplog.set_level(logging.INFO, logger="maxy")
+    faulty = FilteredSearchFails(db)
+    caller = Caller(account.account_id, ("public",), "alpha")
+    r = hybrid(faulty, caller, SearchRequest("my central heating is broken", fusion="vector"), embedder)
+    assert r.hits and r.hits[0].node_id == shop["boiler"]
+    assert all(h.node_id not in (shop["rival"], shop["gone"], shop["beta"]) for h in r.hits)
+    assert "reason=vector-filter-failed" in caplog.text
