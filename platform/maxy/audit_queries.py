@@ -125,7 +125,6 @@ def tasks_by_kind(
 
 
 # ---------------------------------------------------------------------------------------
-_registered: set[int] = set()
 
 
 def _caller_and_db() -> tuple[Caller, Database]:
@@ -138,9 +137,6 @@ def _caller_and_db() -> tuple[Caller, Database]:
 
 
 def register(app: typer.Typer) -> None:
-    if id(app) in _registered:
-        return
-    _registered.add(id(app))
     from .cli import emit_json, friendly, out
 
     audit_app = typer.Typer(no_args_is_help=True, help="Operator audit queries: what actions produced.")

@@ -305,7 +305,6 @@ def session_context_tool(ctx: ToolContext) -> str:
 
 # ---------------------------------------------------------------------------------------
 # CLI: ``maxy session context [--json]``
-_registered: set[int] = set()
 
 
 def cli_context(settings: Any = None, plugin: str = "session") -> ToolContext:
@@ -330,9 +329,6 @@ def cli_context(settings: Any = None, plugin: str = "session") -> ToolContext:
 
 
 def register(app: typer.Typer) -> None:
-    if id(app) in _registered:
-        return
-    _registered.add(id(app))
     from maxy.cli import emit_json, friendly, out
 
     session_app = typer.Typer(no_args_is_help=True, help="Admin session context and compaction briefings.")

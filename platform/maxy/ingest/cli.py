@@ -11,7 +11,6 @@ from typing import Any
 
 import typer
 
-_registered: set[int] = set()
 
 
 def _writer_context(settings: Any) -> tuple[Any, Any, Any]:
@@ -66,9 +65,6 @@ def _log_lines_above(bar: Any) -> Any:
 
 
 def register(app: typer.Typer) -> None:
-    if id(app) in _registered:
-        return
-    _registered.add(id(app))
     from ..cli import emit_json, err, friendly, out
     from ..config import load_settings
 
