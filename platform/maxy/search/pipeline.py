@@ -150,7 +150,7 @@ def hybrid(
     chosen = stages.route(req.retrieval_class) if flags.route else None
     if chosen is not None:
         if chosen.skip:
-            _log(caller, req, 0, {}, 0, 0, 0, 0, 0, "skipped", started, 0.0, 0.0)
+            _log(caller, req, {}, "skipped", started)
             return SearchResponse([], "skipped", {"final": 0, "ms": _ms(started)}, [])
         if chosen.labels is not None:
             labels = tuple(x for x in chosen.labels if labels is None or x in labels) or chosen.labels
@@ -268,32 +268,28 @@ def hybrid(
         "ms": total,
         **timings,
     }
-    _log(
-        caller, req, len(queries) - 1, stats, len(vector_hits), len(bm25_hits), fused, boosted, deduped, mode,
-        started, timings.get("query_expansion_ms", 0.0), timings["expand_ms"],
-    )
+    _log(caller, req, stats, mode, started)
+
     return SearchResponse(hits, mode, stats, warnings)
 
 
-def _log(
-    caller: Caller, req: SearchRequest, expansions: int, stats: dict[str, Any], vector: int, bm25: int,
-    fused: int, boosted: int, deduped: int, mode: str, started: float, expand_ms: float, graph_ms: float,
-) -> None:
+def _log(caller: Caller, req: SearchRequest, stats: dict[str, Any], mode: str, started: float) -> None:
+    """The one line per call; counts come from the response's stats (absent: 0)."""
     log_line(
         "graph-search:hybrid",
         accountId=short(caller.account_id),
         retrievalClass=req.retrieval_class or "none",
-        expansions=expansions,
-        vector=vector,
-        bm25=bm25,
-        fused=fused,
-        boosted=boosted,
-        deduped=deduped,
+        expansions=stats.get("expansions", 0),
+        vector=stats.get("vector", 0),
+        bm25=stats.get("bm25", 0),
+        fused=stats.get("fused", 0),
+        boosted=stats.get("boosted", 0),
+        deduped=stats.get("deduped", 0),
         final=stats.get("final", 0),
         mode=mode,
         ms=round(_ms(started)),
-        expand_ms=round(expand_ms),
-        graph_ms=round(graph_ms),
+        expand_ms=round(stats.get("query_expansion_ms", 0.0)),
+        graph_ms=round(stats.get("expand_ms", 0.0)),
     )
 
 
