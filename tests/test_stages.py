@@ -235,3 +235,40 @@ def test_hyde_adds_hypothetical_vectors_and_caches(db, account, embedder, graph,
     failed = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, SearchFlags(hyde=True, settings=settings))
     assert [h.node_id for h in failed.hits] == [h.node_id for h in base.hits]
     assert "[hyde] fallback" in caplog.text
+
+
+def test_weighted_minmax_rescales_the_vector_list_like_bm25():
+    vec = [Hit("a", [], vector_score=0.82, ranks={"vector:0": 1}), Hit("b", [], vector_score=0.78, ranks={"vector:0": 2}),
+           Hit("c", [], vector_score=0.70, ranks={"vector:0": 3})]  # fmt: skip
+    bm = [Hit("d", [], bm25_raw=9.0, ranks={"bm25:0": 1}), Hit("c", [], bm25_raw=3.0, ranks={"bm25:0": 2})]
+    cos_hits = list(merge(vec, bm).values())
+    weighted(cos_hits, 0.7, "cosine")
+    by = {h.node_id: h.score for h in cos_hits}
+    assert by["a"] == pytest.approx(0.7 * 0.82) and by["d"] == pytest.approx(0.3)
+    mm_hits = list(merge(vec, bm).values())
+    weighted(mm_hits, 0.7, "minmax")
+    by = {h.node_id: h.score for h in mm_hits}
+    assert by["a"] == pytest.approx(0.7)  # best cosine -> 1
+    assert by["b"] == pytest.approx(0.7 * (0.08 / 0.12))
+    assert by["c"] == pytest.approx(0.0)  # lowest cosine -> 0, lowest BM25 -> 0
+    assert by["d"] == pytest.approx(0.3)  # found by BM25 only: no vector term
+    one = list(merge([Hit("z", [], vector_score=0.5, ranks={"vector:0": 1})], []).values())
+    weighted(one, 0.7, "minmax")
+    assert one[0].score == pytest.approx(0.7)  # a single cosine scales to 1
+    with pytest.raises(ValueError, match="vector_norm"):
+        weighted(one, 0.7, "zscore")
+
+
+def test_search_request_vector_norm_is_validated_and_defaults_to_the_embedder(db, account, embedder, graph):
+    from maxy.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="vectorNorm"):
+        SearchRequest("boiler", vector_norm="softmax").validated()
+    caller = Caller(account.account_id)
+    own = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0), embedder)
+    norm = getattr(embedder, "fusion_vector_norm", "cosine")
+    same = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0, vector_norm=norm), embedder)
+    other = "cosine" if norm == "minmax" else "minmax"
+    flipped = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0, vector_norm=other), embedder)
+    assert [(h.node_id, round(h.score, 6)) for h in own.hits] == [(h.node_id, round(h.score, 6)) for h in same.hits]
+    assert [round(h.score, 6) for h in own.hits] != [round(h.score, 6) for h in flipped.hits]

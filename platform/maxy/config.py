@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_EMBED_MODEL = "bge-small-en-v1.5"
 SCOPE_VALUES = ("public", "shared", "admin")
 
 

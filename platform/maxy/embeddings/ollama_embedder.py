@@ -101,7 +101,7 @@ class OllamaEmbedder:
             except ImportError:
                 raise EmbeddingError(
                     f"EMBED_MODEL={self.model} needs the ollama client: pip install 'ollama>=0.4' "
-                    "(or unset EMBED_MODEL to use the embedded all-MiniLM-L6-v2)"
+                    "(or unset EMBED_MODEL to use the embedded bge-small-en-v1.5)"
                 ) from None
             # httpx.Client is thread-safe, so one client per embedder is shared.
             self._client = ollama.Client(host=self.url, timeout=self.timeout_s)
@@ -135,7 +135,7 @@ class OllamaEmbedder:
         except (ConnectionError, httpx.ConnectError, httpx.NetworkError):
             raise EmbeddingError(
                 f"cannot connect to {where}; start Ollama (`ollama serve`) or set OLLAMA_URL to where it "
-                "runs, or unset EMBED_MODEL to use the embedded all-MiniLM-L6-v2"
+                "runs, or unset EMBED_MODEL to use the embedded bge-small-en-v1.5"
             ) from None
         except httpx.HTTPError as exc:
             raise EmbeddingError(

@@ -36,11 +36,38 @@ def normalise_bm25(hits: Iterable[Hit]) -> None:
         h.bm25_score = 1.0 if hi == lo else (h.bm25_raw - lo) / (hi - lo)  # type: ignore[operator]
 
 
-def weighted(hits: Iterable[Hit], vector_weight: float = 0.7) -> None:
+VECTOR_NORMS = ("cosine", "minmax")
+
+
+def vector_inputs(hits: Iterable[Hit], vector_norm: str = "cosine") -> dict[str, float]:
+    """The vector term of the weighted sum per nodeId.
+
+    ``cosine``: the cosine as it is (the spec's formula). ``minmax``: the cosines of the
+    nodes the vector path returned, min-max scaled within the set like BM25 (all equal
+    or one -> 1.0); a node only BM25 found gets 0. For models whose cosines crowd into a
+    narrow band, where the raw value would leave the vector path almost no say.
+    """
+    hits = list(hits)
+    if vector_norm == "cosine":
+        return {h.node_id: h.vector_score for h in hits}
+    if vector_norm != "minmax":
+        raise ValueError(f"vector_norm must be one of {', '.join(VECTOR_NORMS)}, got {vector_norm!r}")
+    found = [h for h in hits if any(name.startswith("vector:") for name in h.ranks)]
+    out = {h.node_id: 0.0 for h in hits}
+    if found:
+        lo = min(h.vector_score for h in found)
+        hi = max(h.vector_score for h in found)
+        for h in found:
+            out[h.node_id] = 1.0 if hi == lo else (h.vector_score - lo) / (hi - lo)
+    return out
+
+
+def weighted(hits: Iterable[Hit], vector_weight: float = 0.7, vector_norm: str = "cosine") -> None:
     hits = list(hits)
     normalise_bm25(hits)
+    vec = vector_inputs(hits, vector_norm)
     for h in hits:
-        h.score = vector_weight * h.vector_score + (1.0 - vector_weight) * h.bm25_score
+        h.score = vector_weight * vec[h.node_id] + (1.0 - vector_weight) * h.bm25_score
 
 
 def rrf(hits: Iterable[Hit], k: int = RRF_K) -> None:

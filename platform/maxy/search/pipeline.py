@@ -50,6 +50,9 @@ class SearchRequest:
     rrf_k: int = RRF_K
     retrieval_class: str | None = None  # from the query classifier; used when routing is on
     session_id: str | None = None  # only nodes of this conversation session (message search)
+    # How the weighted sum reads cosines: "cosine" or "minmax"; None = the embedder's own
+    # (``fusion_vector_norm``: cosine for MiniLM and Ollama models, minmax for bge-small).
+    vector_norm: str | None = None
 
     def validated(self) -> SearchRequest:
         if not isinstance(self.query, str) or not self.query.strip():
@@ -66,6 +69,8 @@ class SearchRequest:
             raise ValidationError("vectorWeight", "between 0 and 1")
         if not isinstance(self.threshold, (int, float)) or self.threshold < 0:
             raise ValidationError("threshold", "a number >= 0")
+        if self.vector_norm is not None and self.vector_norm not in fusion.VECTOR_NORMS:
+            raise ValidationError("vectorNorm", f"one of {', '.join(fusion.VECTOR_NORMS)}")
         labels = None
         if self.labels is not None:
             labels = tuple(check_labels(self.labels, field="labels"))
@@ -92,6 +97,7 @@ class SearchRequest:
             self.rrf_k,
             self.retrieval_class if self.retrieval_class in RETRIEVAL_CLASSES else None,
             self.session_id,
+            self.vector_norm,
         )
 
 
@@ -225,7 +231,8 @@ def hybrid(
     if mode == "rrf":
         fusion.rrf(hits, req.rrf_k)
     elif mode == "hybrid":
-        fusion.weighted(hits, vector_weight)
+        norm = req.vector_norm or getattr(embedder, "fusion_vector_norm", "cosine")
+        fusion.weighted(hits, vector_weight, norm if norm in fusion.VECTOR_NORMS else "cosine")
     elif mode == "vector":
         for h in hits:
             h.score = h.vector_score

@@ -1,0 +1,233 @@
+"""A BERT-family sentence embedder run in-process by onnxruntime on the CPU.
+
+Each concrete model (``minilm.py``, ``bge.py``) says where its ONNX graph and
+``tokenizer.json`` come from, how token vectors become one sentence vector (``mean``
+over the kept tokens, or the ``cls`` token) and how many word pieces it reads. The graph
+takes ``input_ids``, ``attention_mask`` and (optionally) ``token_type_ids`` and returns
+``last_hidden_state``; pooling and L2 normalisation happen here. Inputs are sorted by
+length so that each batch pads to a similar width, then returned in input order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from maxy.embeddings.base import EmbeddingError, check_texts
+from maxy.logs import log_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+DEFAULT_BATCH_SIZE = 32
+Pooling = Literal["mean", "cls"]
+
+
+def cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class OnnxBertEmbedder:
+    """A sentence embedder over one ONNX BERT graph. Subclasses set the class attributes
+    and implement :meth:`_model_file` and :meth:`_tokenizer_file`."""
+
+    name: str = "onnx-bert"
+    dimensions: int = 384
+    max_tokens: int = 256
+    pooling: Pooling = "mean"
+    #: How the weighted-sum fusion should read this model's cosines: ``cosine`` as they
+    #: are, or ``minmax`` (rescaled within each result list) for a model whose cosines
+    #: crowd into a narrow band (see docs/search-quality.md).
+    fusion_vector_norm: str = "cosine"
+    #: Extra text shown in load errors: how to repair the model's files.
+    repair_hint: str = ""
+
+    def __init__(
+        self,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        threads: int | None = None,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
+        if not 2 < max_tokens <= 512:
+            raise ValueError(f"max_tokens must be in 3..512 (the model has 512 positions), got {max_tokens}")
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self.threads = threads or cpu_count()
+        self._model_path = Path(model_path) if model_path else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path else None
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._input_names: frozenset[str] = frozenset()
+        self._pad_id = 0
+
+    # -- where the files come from (per model) ----------------------------------------
+
+    def _model_file(self) -> Path:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _tokenizer_file(self) -> Path:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- loading -----------------------------------------------------------------
+
+    def _ensure_loaded(self) -> tuple[Any, Any]:
+        session, tokenizer = self._session, self._tokenizer
+        if session is not None and tokenizer is not None:
+            return session, tokenizer
+        with self._lock:
+            if self._session is None or self._tokenizer is None:
+                self._load()
+            return self._session, self._tokenizer
+
+    def _load(self) -> None:
+        started = time.monotonic()
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"the embedded model needs onnxruntime and tokenizers ({exc}); "
+                "pip install 'onnxruntime>=1.18' 'tokenizers>=0.19'"
+            ) from None
+
+        if self._model_path is not None:
+            model_path = self._model_path
+            if not model_path.is_file():
+                raise EmbeddingError(f"ONNX model {model_path} does not exist; pass an existing model file")
+        else:
+            model_path = self._model_file()
+        tokenizer_path = self._tokenizer_path if self._tokenizer_path is not None else self._tokenizer_file()
+
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+            raise EmbeddingError(
+                f"cannot read tokenizer {tokenizer_path} ({exc}); {self.repair_hint}"
+            ) from None
+        # Shipped tokenizer.json files may carry their own truncation and fixed padding:
+        # truncate at this model's limit instead, and pad per batch in _run_batch.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        pad_id = tokenizer.token_to_id("[PAD]")
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # errors only; onnxruntime logs to stderr
+        try:
+            session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise EmbeddingError(f"onnxruntime cannot load {model_path} ({exc}); {self.repair_hint}") from None
+
+        inputs = {i.name for i in session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - inputs
+        outputs = session.get_outputs()
+        if missing or not outputs or outputs[0].shape[-1] not in (self.dimensions, "hidden", None):
+            raise EmbeddingError(
+                f"{model_path} is not the expected BERT graph (inputs {sorted(inputs)}, "
+                f"outputs {[(o.name, o.shape) for o in outputs]}); {self.repair_hint}"
+            )
+        self._input_names = frozenset(inputs)
+        self._pad_id = 0 if pad_id is None else int(pad_id)
+        self._tokenizer = tokenizer
+        self._session = session  # published last: _ensure_loaded checks it without the lock
+        log_line(
+            "embed",
+            "loaded",
+            model=self.name,
+            threads=self.threads,
+            batch=self.batch_size,
+            max_tokens=self.max_tokens,
+            pooling=self.pooling,
+            load_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    # -- embedding ---------------------------------------------------------------
+
+    def _run_batch(self, session: Any, encodings: Sequence[Any]) -> np.ndarray:
+        import numpy as np
+
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = session.run(None, feed)[0]  # [batch, seq, dims]
+        if self.pooling == "cls":
+            pooled = hidden[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            summed = (hidden * weights).sum(axis=1)
+            counts = np.clip(weights.sum(axis=1), 1e-9, None)
+            pooled = summed / counts
+        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return (pooled / norms).astype(np.float32)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        items = check_texts(texts, self.name)
+        if not items:
+            return []
+        session, tokenizer = self._ensure_loaded()
+        import numpy as np
+
+        started = time.monotonic()
+        try:
+            encodings = tokenizer.encode_batch(items, add_special_tokens=True)
+        except Exception as exc:
+            raise EmbeddingError(f"{self.name}: tokenizing failed ({exc}); check the input texts") from None
+        # Sort by token count so each batch pads to a similar length; restore order after.
+        order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(items), self.dimensions), dtype=np.float32)
+        try:
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                out[idx] = self._run_batch(session, [encodings[i] for i in idx])
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            raise EmbeddingError(
+                f"{self.name}: onnxruntime failed on a batch of {len(idx)} ({exc}); "
+                "try a smaller batch size or report the input that triggers it"
+            ) from None
+        log_line(
+            "embed",
+            "batch",
+            level=logging.DEBUG,
+            model=self.name,
+            texts=len(items),
+            embed_ms=int((time.monotonic() - started) * 1000),
+        )
+        return out.tolist()
