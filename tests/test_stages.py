@@ -272,3 +272,21 @@ def test_search_request_vector_norm_is_validated_and_defaults_to_the_embedder(db
     flipped = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0, vector_norm=other), embedder)
     assert [(h.node_id, round(h.score, 6)) for h in own.hits] == [(h.node_id, round(h.score, 6)) for h in same.hits]
     assert [round(h.score, 6) for h in own.hits] != [round(h.score, 6) for h in flipped.hits]
+
+
+def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, embedder, graph):
+    from maxy.schema import _record_embedder
+    from maxy.search.retrieve import clear_index_cache
+
+    caller = Caller(account.account_id)
+    assert hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder).mode == "hybrid"
+    try:
+        _record_embedder(db, "some-other-384-model", embedder.dimensions)
+        clear_index_cache()
+        response = hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder)
+        assert response.mode == "bm25" and response.hits
+        assert any("stored vectors come from some-other-384-model" in w for w in response.warnings)
+    finally:
+        _record_embedder(db, embedder.name, embedder.dimensions)
+        clear_index_cache()
+    assert hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder).mode == "hybrid"

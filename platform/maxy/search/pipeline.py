@@ -27,7 +27,7 @@ from .hyde import hypothetical_vectors
 from .fusion import RRF_K
 from .stages import RETRIEVAL_CLASSES
 from .hits import Hit
-from .retrieve import bm25_search, clear_index_cache, fulltext_available, vector_search
+from .retrieve import bm25_search, clear_index_cache, fulltext_available, recorded_model, vector_search
 
 Fusion = Literal["weighted", "rrf", "vector", "bm25"]
 MAX_QUERY_CHARS = 4_000
@@ -174,6 +174,15 @@ def hybrid(
     has_fulltext = fulltext_available(db)
     use_bm25 = fusion_mode != "vector" and has_fulltext
     use_vector = fusion_mode != "bm25" and embedder is not None
+    if use_vector:
+        made_by = recorded_model(db)
+        if made_by is not None and made_by != embedder.name:  # type: ignore[union-attr]
+            # Cosines between two models' vectors mean nothing: keep the BM25 half only.
+            use_vector = False
+            warnings.append(
+                f"stored vectors come from {made_by} but the embedder is {embedder.name}: "  # type: ignore[union-attr]
+                "BM25-only results (set EMBED_MODEL back, or run `maxy reindex --recreate`)"
+            )
     if fusion_mode != "vector" and not has_fulltext:
         warnings.append("full-text index entity_search is missing: vector-only results (run `maxy schema apply`)")
 

@@ -31,13 +31,28 @@ _SESSION = (
 _vector_map: dict[str, str] | None = None  # label -> index name
 _fulltext: bool | None = None
 _session_filtered: set[str] = set()  # indexes that also carry sessionId as a filter property
+_UNKNOWN = object()
+_model: object = _UNKNOWN  # the model recorded as the maker of the stored vectors (None: none)
 
 
 def clear_index_cache() -> None:
-    global _vector_map, _fulltext
+    global _vector_map, _fulltext, _model
     with _lock:
         _vector_map = None
         _fulltext = None
+        _model = _UNKNOWN
+
+
+def recorded_model(db: Database) -> str | None:
+    """The embedding model the database's vectors came from (``maxy schema apply`` records it)."""
+    global _model
+    with _lock:
+        if _model is _UNKNOWN:
+            from ..schema import recorded_embedder
+
+            recorded = recorded_embedder(db)
+            _model = None if recorded is None else recorded.get("model")
+        return _model  # type: ignore[return-value]
 
 
 on_schema_change(clear_index_cache)
