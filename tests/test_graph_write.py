@@ -22,8 +22,13 @@ def node(db, node_id: str) -> dict:
 
 
 class BrokenEmbedder:
-    name = "broken"
-    dimensions = 384
+    """An outage of the configured model: same name and size, every call fails."""
+
+    def __init__(self) -> None:
+        from maxy.embeddings import get_embedder
+
+        real = get_embedder()
+        self.name, self.dimensions = real.name, real.dimensions
 
     def embed(self, texts):
         raise EmbeddingError("embedding service down (test)")

@@ -69,10 +69,21 @@ def test_exact_identifier_found_through_bm25(db, account, embedder, shop):
 
 
 def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
+    from maxy.search.fusion import vector_inputs
+
     r = hybrid(db, Caller(account.account_id), SearchRequest("boiler", expand_hops=0, limit=50), embedder)
+    vec = vector_inputs(r.hits, getattr(embedder, "fusion_vector_norm", "cosine"))  # all fused hits fit in 50
     for h in r.hits:
-        assert h.score == pytest.approx(0.7 * h.vector_score + 0.3 * h.bm25_score)
-        assert 0.0 <= h.bm25_score <= 1.0
+        assert h.score == pytest.approx(0.7 * vec[h.node_id] + 0.3 * h.bm25_score)
+        assert 0.0 <= h.bm25_score <= 1.0 and 0.0 <= vec[h.node_id] <= 1.0
+    for norm in ("cosine", "minmax"):  # the spec's formula with raw cosines, and the scaled one
+        r = hybrid(db, Caller(account.account_id), SearchRequest("boiler", expand_hops=0, limit=50, vector_norm=norm), embedder)
+        assert r.stats["fused"] <= 50
+        vec = vector_inputs(r.hits, norm)
+        if norm == "cosine":
+            assert all(vec[h.node_id] == h.vector_score for h in r.hits)
+        for h in r.hits:
+            assert h.score == pytest.approx(0.7 * vec[h.node_id] + 0.3 * h.bm25_score)
     assert [h.score for h in r.hits] == sorted((h.score for h in r.hits), reverse=True)
 
 
