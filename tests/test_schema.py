@@ -127,3 +127,18 @@ def test_model_switch_with_same_dimensions_is_refused_until_recreate(db, embedde
         db.write("DROP INDEX zz_schema_test_embedding IF EXISTS")
         db.write("DROP INDEX zz_schema_test_ft IF EXISTS")
     check_vector_dimensions(db, embedder.dimensions, embedder.name)
+
+
+def test_status_reports_which_model_made_the_vectors(db, embedder, settings):
+    from maxy.schema import _record_embedder
+    from maxy.status import collect_status
+
+    report = collect_status(settings)
+    assert report["embedder"]["vectorsFrom"] == embedder.name and report["healthy"], report["problems"]
+    try:
+        _record_embedder(db, "some-other-384-model", embedder.dimensions)
+        report = collect_status(settings)
+        assert not report["healthy"]
+        assert any("some-other-384-model" in p and "maxy reindex --recreate" in p for p in report["problems"])
+    finally:
+        _record_embedder(db, embedder.name, embedder.dimensions)

@@ -7,7 +7,7 @@ from typing import Any
 from .accounts import validate_account
 from .config import Settings
 from .errors import AccountError, MaxyError
-from .schema import FULLTEXT_INDEX, expected_vector_indexes, list_indexes
+from .schema import FULLTEXT_INDEX, expected_vector_indexes, list_indexes, recorded_embedder
 
 
 def collect_status(settings: Settings) -> dict[str, Any]:
@@ -59,10 +59,19 @@ def collect_status(settings: Settings) -> dict[str, Any]:
         with Database(settings) as db:
             neo.update(db.server_info(), reachable=True)
             indexes = list_indexes(db)
+            recorded = recorded_embedder(db)
     except MaxyError as err:
         neo["error"] = str(err)
         problems.append(str(err))
         indexes = []
+        recorded = None
+    embed_info["vectorsFrom"] = None if recorded is None else recorded.get("model")
+    name = embed_info.get("name")
+    if recorded is not None and name and recorded.get("model") != name:
+        problems.append(
+            f"stored vectors come from {recorded.get('model')} but the embedder is {name}: set EMBED_MODEL "
+            "back, or run `maxy reindex --recreate` (searches are BM25-only until then)"
+        )
     report["indexes"] = [i.as_dict() for i in indexes if i.type in ("VECTOR", "FULLTEXT")]
 
     if neo["reachable"]:
