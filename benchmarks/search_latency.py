@@ -43,13 +43,16 @@ EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact-dev"
 
 
 class Precomputed:
-    """Hands the write primitive vectors made up front (the benchmark's stand-in embedder)."""
+    """Hands the write primitive vectors made up front (the benchmark's stand-in embedder).
 
-    name = "synthetic"
+    It carries the real embedder's name: the database records which model made its vectors
+    and refuses another, and these synthetic vectors stand in for that model's.
+    """
 
-    def __init__(self, vectors: dict[str, list[float]], dimensions: int):
+    def __init__(self, vectors: dict[str, list[float]], dimensions: int, name: str):
         self.vectors = vectors
         self.dimensions = dimensions
+        self.name = name
 
     def embed(self, texts):
         return [self.vectors[t] for t in texts]
@@ -63,7 +66,7 @@ def vocabulary() -> list[str]:
     return [w for w in words if w.isalpha() and len(w) > 2]
 
 
-def build(db, settings, size: int, dims: int, rebuild: bool) -> str:
+def build(db, settings, size: int, dims: int, rebuild: bool, model: str) -> str:
     name = f"bench:latency:{size}"
     found = [a for a in list_accounts(settings.data_root) if a.name == name]
     account = validate_account(settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id)
@@ -84,7 +87,7 @@ def build(db, settings, size: int, dims: int, rebuild: bool) -> str:
         texts = [" ".join(rng.choices(words, k=rng.randint(60, 180))) + f" #{start + i}" for i in range(n)]
         vecs = centres[nrng.integers(0, len(centres), n)] + 0.6 * nrng.standard_normal((n, dims)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        writer = GraphWriter(db, account, Precomputed(dict(zip(texts, vecs.tolist())), dims), created_by="bench", batch_size=1000)
+        writer = GraphWriter(db, account, Precomputed(dict(zip(texts, vecs.tolist())), dims, model), created_by="bench", batch_size=1000)
         writer.write_many(
             NodeSpec(["Chunk"], {"content": t, "attachmentId": f"bench:{(start + i) // 20}"}) for i, t in enumerate(texts)
         )
@@ -124,7 +127,7 @@ def main() -> None:
     with Database(settings) as db:
         apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
         for size in args.sizes:
-            account_id = build(db, settings, size, embedder.dimensions, args.rebuild)
+            account_id = build(db, settings, size, embedder.dimensions, args.rebuild, embedder.name)
             caller = Caller(account_id)
             request = lambda q: SearchRequest(q, limit=10, expand_hops=1)  # noqa: E731
             for q in queries[:10]:  # warm caches and the JIT
