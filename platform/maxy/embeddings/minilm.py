@@ -14,7 +14,8 @@ import logging
 from pathlib import Path
 
 from maxy.embeddings.base import EmbeddingError
-from maxy.embeddings.onnx_bert import DEFAULT_BATCH_SIZE, OnnxBertEmbedder, sha256_file
+from maxy.embeddings.files import sha256_file
+from maxy.embeddings.onnx_bert import DEFAULT_BATCH_SIZE, OnnxBertEmbedder
 from maxy.logs import log_line
 
 __all__ = ["DEFAULT_BATCH_SIZE", "DIMENSIONS", "MAX_TOKENS", "MODEL_NAME", "MiniLMEmbedder"]

