@@ -633,3 +633,15 @@ def test_tokenizer_fetch_cli_prints_only_the_path() -> None:
     assert proc.returncode == 0, proc.stderr
     path = Path(proc.stdout.strip())
     assert proc.stdout == f"{path}\n" and path.is_file()
+
+
+def test_batches_share_runs_only_below_the_token_budget() -> None:
+    emb = MiniLMEmbedder(batch_size=4)  # nothing loads: _batches is pure
+    lengths = [10, 10, 10, 10, 10, 60, 200, 300, 20]
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches = emb._batches(order, lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))  # each text once
+    assert all(len(b) <= 4 and len(b) * max(lengths[i] for i in b) <= emb.token_budget for b in batches)
+    assert batches[0] == [0, 1, 2, 3]  # short texts share a run, up to batch_size
+    assert [7] in batches and [6] in batches  # long ones go alone
+    assert BgeSmallEmbedder()._batches(order, lengths) == [[i] for i in order]  # bge: always alone

@@ -47,6 +47,8 @@ class OnnxBertEmbedder:
     #: are, or ``minmax`` (rescaled within each result list) for a model whose cosines
     #: crowd into a narrow band (see docs/search-quality.md).
     fusion_vector_norm: str = "cosine"
+    #: Most word pieces (texts x longest) one ONNX run may take; see :meth:`_batches`.
+    token_budget: int = 512
     #: Extra text shown in load errors: how to repair the model's files.
     repair_hint: str = ""
 
@@ -187,6 +189,23 @@ class OnnxBertEmbedder:
         norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         return (pooled / norms).astype(np.float32)
 
+    def _batches(self, order: list[int], lengths: list[int]) -> list[list[int]]:
+        """Cut the length-sorted ``order`` into runs of at most ``batch_size`` texts whose
+        padded size (count x longest) stays within ``token_budget`` word pieces: short
+        texts share a run, long ones go alone. On two CPU cores a padded batch of long
+        texts is slower than the same texts one by one (all-MiniLM-L6-v2: 19 vs 31
+        abstracts/s), while short ones gain from sharing (117 vs 100 sentence pairs/s)."""
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for i in order:  # ascending length: the newest text is the longest of its run
+            if current and (len(current) >= self.batch_size or (len(current) + 1) * lengths[i] > self.token_budget):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         items = check_texts(texts, self.name)
         if not items:
@@ -202,9 +221,9 @@ class OnnxBertEmbedder:
         # Sort by token count so each batch pads to a similar length; restore order after.
         order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(items), self.dimensions), dtype=np.float32)
+        idx: list[int] = []
         try:
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
+            for idx in self._batches(order, [len(e.ids) for e in encodings]):
                 out[idx] = self._run_batch(session, [encodings[i] for i in idx])
         except EmbeddingError:
             raise
