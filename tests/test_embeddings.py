@@ -645,3 +645,22 @@ def test_batches_share_runs_only_below_the_token_budget() -> None:
     assert batches[0] == [0, 1, 2, 3]  # short texts share a run, up to batch_size
     assert [7] in batches and [6] in batches  # long ones go alone
     assert BgeSmallEmbedder()._batches(order, lengths) == [[i] for i in order]  # bge: always alone
+
+
+def test_setup_without_a_route_to_the_model_is_one_clear_error(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "platform"),
+        "MAXY_CONFIG_DIR": str(tmp_path / "config"),
+        "MAXY_CACHE_DIR": str(tmp_path / "cache"),
+        "HOME": str(tmp_path / "home"),  # no ~/.m2 copy
+        "MAXY_MAVEN_REPO": "http://127.0.0.1:9",  # nothing listens there
+        "EMBED_MODEL": "bge-small-en-v1.5",
+    }
+    env.pop(bge.DIR_ENV, None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxy", "setup", "--skip-neo4j"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "error:" in proc.stderr and "MAXY_MAVEN_REPO" in proc.stderr and "EMBED_MODEL=all-MiniLM-L6-v2" in proc.stderr

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from . import __version__
 from .config import config_dir, env_file, get_settings, load_settings, write_env_values
+from .embeddings.base import EmbeddingError
 from .errors import AccountError, MaxyError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Maxy: knowledge-graph memory for AI agents.")
@@ -36,7 +37,7 @@ def friendly(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except MaxyError as exc:
+        except (MaxyError, EmbeddingError) as exc:
             err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
