@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 
 import neo4j
@@ -31,8 +32,8 @@ _SESSION = (
 _vector_map: dict[str, str] | None = None  # label -> index name
 _fulltext: bool | None = None
 _session_filtered: set[str] = set()  # indexes that also carry sessionId as a filter property
-_UNKNOWN = object()
-_model: object = _UNKNOWN  # the model recorded as the maker of the stored vectors (None: none)
+_MODEL_TTL_S = 60.0  # another process may record a new model (maxy reindex --recreate)
+_model: tuple[str | None, float] | None = None  # (model that made the stored vectors, read at)
 
 
 def clear_index_cache() -> None:
@@ -40,19 +41,20 @@ def clear_index_cache() -> None:
     with _lock:
         _vector_map = None
         _fulltext = None
-        _model = _UNKNOWN
+        _model = None
 
 
 def recorded_model(db: Database) -> str | None:
-    """The embedding model the database's vectors came from (``maxy schema apply`` records it)."""
+    """The embedding model the database's vectors came from (``maxy schema apply`` records it),
+    re-read at most once a minute."""
     global _model
     with _lock:
-        if _model is _UNKNOWN:
+        if _model is None or time.monotonic() - _model[1] > _MODEL_TTL_S:
             from ..schema import recorded_embedder
 
             recorded = recorded_embedder(db)
-            _model = None if recorded is None else recorded.get("model")
-        return _model  # type: ignore[return-value]
+            _model = (None if recorded is None else recorded.get("model"), time.monotonic())
+        return _model[0]
 
 
 on_schema_change(clear_index_cache)
