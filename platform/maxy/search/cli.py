@@ -99,8 +99,10 @@ def register(app: typer.Typer) -> None:
         validated = validate_account_id_env(settings)
         embedder = get_embedder(settings)
         with Database(settings) as db:
+            model_changed = False
             if recreate:
-                apply_schema(db, embedder.dimensions, recreate_vector_indexes=True, embedder_name=embedder.name)
+                applied = apply_schema(db, embedder.dimensions, recreate_vector_indexes=True, embedder_name=embedder.name)
+                model_changed = bool(applied.get("modelChanged"))
             labels = list(label) if label else None
             total = count_missing(db, validated.account_id, labels)
             with Progress(
@@ -112,12 +114,19 @@ def register(app: typer.Typer) -> None:
                     db, validated, embedder, labels=labels, batch_size=batch_size,
                     progress=lambda n: progress.update(task, completed=n),
                 )
+        summary["modelChanged"] = model_changed
         if json_out:
             emit_json(summary)
         else:
             out.print(
                 f"reindexed {summary['embedded']} node(s), {summary['failed']} failed, "
                 f"{summary['remaining']} still without embedding ({summary['ms']} ms)"
+            )
+        if model_changed:
+            err.print(
+                f"the embedding model changed to {embedder.name}: every account's vectors were dropped; "
+                "this run re-embedded this account only. Run `ACCOUNT_ID=<id> maxy reindex` for each other "
+                "account (`maxy account list`); until then their searches are BM25-only."
             )
 
 
