@@ -32,6 +32,8 @@ _SESSION = (
 _vector_map: dict[str, str] | None = None  # label -> index name
 _fulltext: bool | None = None
 _session_filtered: set[str] = set()  # indexes that also carry sessionId as a filter property
+_FAILING_TTL_S = 60.0
+_failing_until: dict[tuple[str, str], float] = {}  # (index, account) whose filtered SEARCH failed
 _MODEL_TTL_S = 60.0  # another process may record a new model (maxy reindex --recreate)
 _model: tuple[str | None, float] | None = None  # (model that made the stored vectors, read at)
 
@@ -42,6 +44,7 @@ def clear_index_cache() -> None:
         _vector_map = None
         _fulltext = None
         _model = None
+        _failing_until.clear()
 
 
 def recorded_model(db: Database) -> str | None:
@@ -113,25 +116,31 @@ def vector_search(
         return []
     guard = node_guard(caller, "n")
     params = {"vecs": [list(v) for v in vectors], "k": k, "sessionId": session_id, **guard.params}
-    try:
-        rows = db.read(_vector_query(_search_branches(targets, session_id), guard.clause, session_id), **params)
-    except neo4j.exceptions.DatabaseError:
-        # A filtered HNSW search can fail inside the server (Lucene's filter bitset on some
-        # segment states): retry index by index, and where the filtered SEARCH itself fails,
-        # use the unfiltered procedure with a deeper candidate list and the guards after it.
-        rows = []
-        for target in targets:
-            try:
-                rows += db.read(_vector_query(_search_branches([target], session_id), guard.clause, session_id), **params)
-            except neo4j.exceptions.DatabaseError as err:
-                log_line(
-                    "graph-search:hybrid", "warn", level=logging.WARNING, reason="vector-filter-failed",
-                    index=target[1], fallback="queryNodes", error=str(getattr(err, "message", err))[:120],
-                )
-                rows += db.read(
-                    _vector_query([_procedure_branch(*target)], guard.clause, session_id),
-                    **dict(params, k=min(FALLBACK_DEPTH, k * FALLBACK_FACTOR)),
-                )
+    # Neo4j 2026.08's filtered SEARCH fails inside Lucene (ArrayIndexOutOfBoundsException in
+    # FixedBitSet.get) when the index's newest segment holds a deleted node and the search
+    # finds fewer than LIMIT hits: typically a small account after any delete (reproduction:
+    # docs/neo4j-vector-filter-bug.md). Fewer than LIMIT hits means the account has few vectors
+    # in that index, so an exact scan of them is cheap and loses nothing. An index that failed
+    # for this account is scanned directly for a minute instead of failing again each query.
+    known_bad = [t for t in targets if _failing(t[1], caller.account_id)]
+    searchable = [t for t in targets if t not in known_bad]
+    rows: list = []
+    if searchable:
+        try:
+            rows = db.read(_vector_query(_search_branches(searchable, session_id), guard.clause, session_id), **params)
+        except neo4j.exceptions.DatabaseError:
+            for target in searchable:  # find which index fails; the others answer as usual
+                try:
+                    rows += db.read(_vector_query(_search_branches([target], session_id), guard.clause, session_id), **params)
+                except neo4j.exceptions.DatabaseError as err:
+                    log_line(
+                        "graph-search:hybrid", "warn", level=logging.WARNING, reason="vector-filter-failed",
+                        index=target[1], fallback="exact-scan", error=str(getattr(err, "message", err))[:120],
+                    )
+                    _mark_failing(target[1], caller.account_id)
+                    known_bad.append(target)
+    for target in known_bad:
+        rows += db.read(_vector_query(_exact_branches(target, session_id), guard.clause, session_id), **params)
     # One ranked list per query vector: the indexes' hits merged by score.
     lists: dict[int, list[Hit]] = {}
     for r in rows:
@@ -149,8 +158,17 @@ def vector_search(
     return out
 
 
-FALLBACK_FACTOR = 10
-FALLBACK_DEPTH = 2000
+def _failing(index: str, account_id: str) -> bool:
+    until = _failing_until.get((index, account_id))
+    return until is not None and until > time.monotonic()
+
+
+def _mark_failing(index: str, account_id: str) -> None:
+    if len(_failing_until) > 10_000:  # bounded: forget expired marks
+        now = time.monotonic()
+        for key in [key for key, until in _failing_until.items() if until <= now]:
+            del _failing_until[key]
+    _failing_until[(index, account_id)] = time.monotonic() + _FAILING_TTL_S
 
 
 def _search_branches(targets: Sequence[tuple[str, str]], session_id: str | None) -> list[str]:
@@ -177,10 +195,25 @@ def _search_branches(targets: Sequence[tuple[str, str]], session_id: str | None)
     return branches
 
 
-def _procedure_branch(label: str, index: str) -> str:
-    return f"""
-            CALL db.index.vector.queryNodes('{_index_name_ok(index)}', $k, q.vec) YIELD node AS n, score
+def _exact_branches(target: tuple[str, str], session_id: str | None) -> list[str]:
+    """Exact cosine over the account's own vectors of one label (the SEARCH fallback). The
+    score is normalised like the index's, (1 + cos) / 2, so both paths read the same."""
+    label, index = target
+    branches = [
+        f"""
+            MATCH (n:Node:{quote(label)}) WHERE n.accountId = $g_accountId AND n.embedding IS NOT NULL
+            WITH n, vector.similarity.cosine(n.embedding, q.vec) AS score ORDER BY score DESC LIMIT $k
             RETURN n, score, {_literal(label)} AS via"""
+    ]
+    if session_id and index in _session_filtered:
+        branches.append(
+            f"""
+            MATCH (n:Node:{quote(label)})
+            WHERE n.accountId = $g_accountId AND n.sessionId = $sessionId AND n.embedding IS NOT NULL
+            WITH n, vector.similarity.cosine(n.embedding, q.vec) AS score ORDER BY score DESC LIMIT $k
+            RETURN n, score, {_literal(label)} AS via"""
+        )
+    return branches
 
 
 def _vector_query(branches: list[str], guard_clause: str, session_id: str | None) -> str:
