@@ -46,7 +46,7 @@ def main() -> None:
     embedder.embed(["warm up"])
 
     with tempfile.TemporaryDirectory() as tmp, Database(settings) as db:
-        apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+        apply_schema(db, embedder.dimensions, embedder=embedder)
         account = validate_account(Path(tmp), create_account(Path(tmp), "bench-ingest").account_id)
         try:
             t0 = time.perf_counter()

@@ -203,7 +203,7 @@ def main() -> None:
     embedder = get_embedder(settings)
     rows: list[dict[str, Any]] = []
     with Database(settings) as db:
-        apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+        apply_schema(db, embedder.dimensions, embedder=embedder)
         account = eval_account(settings, data)
         if args.partial:
             ingest = {"reused": True, "partial": True}

@@ -125,7 +125,7 @@ def main() -> None:
     queries = [json.loads(l)["text"] for l in (EVAL / "queries.jsonl").open()][: args.queries]
     report = []
     with Database(settings) as db:
-        apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+        apply_schema(db, embedder.dimensions, embedder=embedder)
         for size in args.sizes:
             account_id = build(db, settings, size, embedder.dimensions, args.rebuild, embedder.name)
             caller = Caller(account_id)

@@ -51,7 +51,7 @@ def main() -> None:
     embedder.embed(texts[:64])  # load the model outside the timings
 
     with tempfile.TemporaryDirectory() as tmp, Database(settings) as db:
-        apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+        apply_schema(db, embedder.dimensions, embedder=embedder)
         account = validate_account(Path(tmp), create_account(Path(tmp), "bench").account_id)
         writer = GraphWriter(db, account, embedder, batch_size=args.batch)
         try:

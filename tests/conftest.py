@@ -41,7 +41,7 @@ def db(neo4j_ready: Settings, embedder) -> Iterator:
     from maxy.schema import apply_schema
 
     database = Database(neo4j_ready)
-    apply_schema(database, embedder.dimensions, embedder_name=embedder.name)
+    apply_schema(database, embedder.dimensions, embedder=embedder)
     yield database
     database.close()
 

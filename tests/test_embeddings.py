@@ -664,3 +664,34 @@ def test_setup_without_a_route_to_the_model_is_one_clear_error(tmp_path: Path) -
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert "error:" in proc.stderr and "MAXY_MAVEN_REPO" in proc.stderr and "EMBED_MODEL=all-MiniLM-L6-v2" in proc.stderr
+
+
+def test_bge_unwritable_cache_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache dir should be")
+    monkeypatch.setenv("MAXY_CACHE_DIR", str(blocker))
+    monkeypatch.delenv(bge.DIR_ENV, raising=False)
+    with pytest.raises(EmbeddingError, match="MAXY_CACHE_DIR"):
+        bge.ensure_model_files()
+
+
+def test_bge_failed_fetch_fails_fast_until_the_retry_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAXY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(bge.DIR_ENV, raising=False)
+    calls = []
+
+    def unreachable(url: str, dest: Path) -> None:
+        calls.append(url)
+        raise EmbeddingError(f"GET {url} failed (ConnectTimeout); fix: ...")
+
+    monkeypatch.setattr(bge, "_download", unreachable)
+    emb = BgeSmallEmbedder()
+    for _ in range(3):
+        with pytest.raises(EmbeddingError, match="ConnectTimeout"):
+            emb.embed(["hello"])
+    assert len(calls) == 1  # the network was tried once; later calls fail at once
+    monkeypatch.setattr(bge, "RETRY_AFTER_S", 0.0)
+    with pytest.raises(EmbeddingError):
+        emb.embed(["hello"])
+    assert len(calls) == 2  # after the retry time it tries again

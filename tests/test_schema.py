@@ -142,3 +142,39 @@ def test_status_reports_which_model_made_the_vectors(db, embedder, settings):
         assert any("some-other-384-model" in p and "maxy reindex --recreate" in p for p in report["problems"])
     finally:
         _record_embedder(db, embedder.name, embedder.dimensions)
+
+
+class _OtherModel:
+    """Another 384-dimension model: the real embedder's vectors, coordinates reversed."""
+
+    def __init__(self, real):
+        self.real, self.name, self.dimensions = real, "other-384-model", real.dimensions
+
+    def embed(self, texts):
+        return [list(reversed(v)) for v in self.real.embed(texts)]
+
+
+def test_vectors_from_before_models_were_recorded_are_checked_by_re_embedding(db, embedder, account, monkeypatch):
+    from maxy import schema
+    from maxy.graph.write import GraphWriter, NodeSpec
+    from maxy.schema import _record_embedder, legacy_vectors_match, recorded_embedder
+
+    GraphWriter(db, account, embedder).write_many(
+        [NodeSpec(["Event"], {"name": f"Legacy {i}", "description": f"an event stored long ago, number {i}"}) for i in range(3)]
+    )
+    assert legacy_vectors_match(db, embedder, account_id=account.account_id) is True
+    assert legacy_vectors_match(db, _OtherModel(embedder), account_id=account.account_id) is False
+    assert legacy_vectors_match(db, embedder, account_id="no-such-account") is None
+    # apply_schema on a database with vectors but no record: a mismatch is refused like a
+    # recorded one (the sample is taken database-wide; its verdict is pinned here).
+    db.write("MATCH (m:MaxyMeta {key: 'embedding'}) DELETE m")
+    try:
+        monkeypatch.setattr(schema, "legacy_vectors_match", lambda db, emb, **kw: False)
+        with pytest.raises(SchemaError, match="an earlier model"):
+            apply_schema(db, embedder.dimensions, embedder=embedder)
+        assert recorded_embedder(db) is None  # refused: nothing recorded
+        monkeypatch.setattr(schema, "legacy_vectors_match", lambda db, emb, **kw: True)
+        apply_schema(db, embedder.dimensions, embedder=embedder)
+        assert recorded_embedder(db) == {"model": embedder.name, "dimensions": embedder.dimensions}
+    finally:
+        _record_embedder(db, embedder.name, embedder.dimensions)

@@ -69,22 +69,31 @@ def test_exact_identifier_found_through_bm25(db, account, embedder, shop):
 
 
 def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
-    from maxy.search.fusion import vector_inputs
-
-    r = hybrid(db, Caller(account.account_id), SearchRequest("boiler", expand_hops=0, limit=50), embedder)
-    vec = vector_inputs(r.hits, getattr(embedder, "fusion_vector_norm", "cosine"))  # all fused hits fit in 50
+    caller = Caller(account.account_id)
+    # The spec's formula: 0.7 x cosine + 0.3 x min-max BM25.
+    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50, vector_norm="cosine"), embedder)
+    assert r.stats["fused"] <= 50  # every fused hit is here, so the min-max sets are complete
     for h in r.hits:
-        assert h.score == pytest.approx(0.7 * vec[h.node_id] + 0.3 * h.bm25_score)
-        assert 0.0 <= h.bm25_score <= 1.0 and 0.0 <= vec[h.node_id] <= 1.0
-    for norm in ("cosine", "minmax"):  # the spec's formula with raw cosines, and the scaled one
-        r = hybrid(db, Caller(account.account_id), SearchRequest("boiler", expand_hops=0, limit=50, vector_norm=norm), embedder)
-        assert r.stats["fused"] <= 50
-        vec = vector_inputs(r.hits, norm)
-        if norm == "cosine":
-            assert all(vec[h.node_id] == h.vector_score for h in r.hits)
-        for h in r.hits:
-            assert h.score == pytest.approx(0.7 * vec[h.node_id] + 0.3 * h.bm25_score)
+        assert h.score == pytest.approx(0.7 * h.vector_score + 0.3 * h.bm25_score)
+        assert 0.0 <= h.bm25_score <= 1.0
+    raw = [h.bm25_raw for h in r.hits if h.bm25_raw is not None]
+    lo, hi = min(raw), max(raw)
+    for h in r.hits:
+        if h.bm25_raw is not None:
+            assert h.bm25_score == pytest.approx(1.0 if hi == lo else (h.bm25_raw - lo) / (hi - lo))
     assert [h.score for h in r.hits] == sorted((h.score for h in r.hits), reverse=True)
+    # min-max on the vector list too: the best cosine counts 1, the lowest the vector path
+    # returned 0, a node only BM25 found gets no vector term.
+    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50, vector_norm="minmax"), embedder)
+    found = [h for h in r.hits if any(k.startswith("vector:") for k in h.ranks)]
+    vlo, vhi = min(h.vector_score for h in found), max(h.vector_score for h in found)
+    for h in r.hits:
+        v = (h.vector_score - vlo) / (vhi - vlo) if h in found and vhi > vlo else (1.0 if h in found else 0.0)
+        assert h.score == pytest.approx(0.7 * v + 0.3 * h.bm25_score)
+    # Without vector_norm the embedder's own choice applies.
+    default = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder)
+    own = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50, vector_norm=embedder.fusion_vector_norm), embedder)
+    assert [(h.node_id, h.score) for h in default.hits] == [(h.node_id, h.score) for h in own.hits]
 
 
 @pytest.mark.parametrize("fusion", ["weighted", "rrf", "vector", "bm25"])

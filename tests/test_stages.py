@@ -290,3 +290,19 @@ def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, em
         _record_embedder(db, embedder.name, embedder.dimensions)
         clear_index_cache()
     assert hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder).mode == "hybrid"
+
+
+def test_vector_only_search_with_vectors_from_another_model_still_answers_by_bm25(db, account, embedder, graph):
+    from maxy.schema import _record_embedder
+    from maxy.search.retrieve import clear_index_cache
+
+    caller = Caller(account.account_id)
+    try:
+        _record_embedder(db, "some-other-384-model", embedder.dimensions)
+        clear_index_cache()
+        response = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, fusion="vector"), embedder)
+        assert response.mode == "bm25" and response.hits
+        assert any("BM25-only" in w for w in response.warnings)
+    finally:
+        _record_embedder(db, embedder.name, embedder.dimensions)
+        clear_index_cache()

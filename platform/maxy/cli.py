@@ -118,7 +118,7 @@ def setup(
 
     embedder = get_embedder(settings)
     with Database(settings) as db:
-        summary = apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+        summary = apply_schema(db, embedder.dimensions, embedder=embedder)
     err.print(f"schema: {summary['vectorIndexes']} vector indexes, entity_search online={summary['fulltext']}")
     _print_status(settings, json_out)
 
@@ -263,7 +263,7 @@ def schema_apply(
     embedder = get_embedder(settings)
     with Database(settings) as db:
         summary = apply_schema(
-            db, embedder.dimensions, recreate_vector_indexes=recreate_vector_indexes, embedder_name=embedder.name
+            db, embedder.dimensions, recreate_vector_indexes=recreate_vector_indexes, embedder=embedder
         )
     if json_out:
         emit_json(summary)

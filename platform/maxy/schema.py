@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -149,6 +150,35 @@ def _record_embedder(db: Database, model: str, dimensions: int) -> None:
     )
 
 
+def legacy_vectors_match(db: Database, embedder: Any, account_id: str | None = None, sample: int = 5) -> bool | None:
+    """For a database with vectors but no record of their model (made before Maxy recorded
+    it): does ``embedder`` reproduce a sample of them? None when there is nothing to compare.
+
+    Each sampled node's embedding text is rebuilt exactly as the writer builds it and
+    re-embedded; the same model gives the same vector (cosine ~1), another model does not.
+    """
+    from .graph.text import embedding_text
+
+    where = "AND n.accountId = $acc" if account_id else ""
+    rows = db.read(
+        f"MATCH (n:Node) WHERE n.embedding IS NOT NULL AND n.deletedAt IS NULL {where} "
+        "RETURN labels(n) AS labels, properties(n) AS props LIMIT $sample",
+        acc=account_id,
+        sample=sample,
+    )
+    pairs = [(embedding_text(r["labels"], r["props"]), r["props"]["embedding"]) for r in rows]
+    pairs = [(text, stored) for text, stored in pairs if text and len(stored) == embedder.dimensions]
+    if not pairs:
+        return None
+    fresh = embedder.embed([text for text, _ in pairs])
+    same = 0
+    for vec, (_, stored) in zip(fresh, pairs, strict=True):
+        dot = sum(a * b for a, b in zip(vec, stored, strict=True))
+        norm = math.sqrt(sum(a * a for a in vec)) * math.sqrt(sum(b * b for b in stored)) or 1.0
+        same += dot / norm >= 0.98
+    return same * 2 > len(pairs)
+
+
 def _model_mismatch_message(recorded: str, current: str) -> str:
     return (
         f"the vectors in this database were made by {recorded} but the embedder is now {current}; "
@@ -175,12 +205,17 @@ def apply_schema(
     wait_seconds: int = 300,
     embedder_name: str = "the embedder",
     text: str | None = None,
+    embedder: Any = None,
 ) -> dict[str, Any]:
     """Create what is missing, wait for every index to come online, return a summary.
 
-    ``text`` replaces the packaged schema.cypher (tests, migrations).
+    ``text`` replaces the packaged schema.cypher (tests, migrations). ``embedder`` (or just
+    ``embedder_name``) is recorded as the maker of the stored vectors; with the embedder
+    itself, vectors stored before models were recorded are checked against it too.
     """
     started = time.perf_counter()
+    if embedder is not None and embedder_name == "the embedder":
+        embedder_name = embedder.name
     stmts = statements(dimensions, text)
     declared = expected_vector_indexes(text)
     bad = [i for i in dimension_mismatches(db, dimensions) if i.name in declared]
@@ -193,6 +228,11 @@ def apply_schema(
         if recorded is not None and recorded.get("model") != embedder_name:
             if not recreate_vector_indexes:
                 raise SchemaError(_model_mismatch_message(str(recorded.get("model")), embedder_name))
+            model_changed = True
+        elif recorded is None and embedder is not None and legacy_vectors_match(db, embedder) is False:
+            # Vectors from before the model was recorded, and this embedder does not make them.
+            if not recreate_vector_indexes:
+                raise SchemaError(_model_mismatch_message("an earlier model (not recorded)", embedder_name))
             model_changed = True
     for index in bad:
         db.write(f"DROP INDEX {_quote_name(index.name)} IF EXISTS")
@@ -219,7 +259,10 @@ def apply_schema(
             db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
             dropped.append(name)
     if model_changed:  # same dimensions, other model: keep the indexes, drop every vector
-        for label in sorted({want["label"] for want in declared_vector_indexes(text).values()}):
+        labels = {want["label"] for want in declared_vector_indexes(text).values()}
+        if text is None:
+            labels.add("Node")  # every node, also those of labels without an index
+        for label in sorted(labels):
             _clear_embeddings(db, label)
     before = {i.name for i in list_indexes(db)}
     for stmt in stmts:

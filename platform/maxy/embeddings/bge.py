@@ -136,7 +136,8 @@ def _download(url: str, dest: Path) -> None:
 
     digest = hashlib.sha256()
     try:
-        with httpx.stream("GET", url, timeout=httpx.Timeout(60.0, read=120.0), follow_redirects=True) as resp:
+        timeout = httpx.Timeout(60.0, connect=10.0, read=120.0)
+        with httpx.stream("GET", url, timeout=timeout, follow_redirects=True) as resp:
             if resp.status_code != 200:
                 raise EmbeddingError(f"GET {url} answered HTTP {resp.status_code}; {_FIX}")
             deadline = time.monotonic() + DOWNLOAD_TIMEOUT_S
@@ -161,12 +162,19 @@ def ensure_model_files() -> Path:
         _check_dir(directory, DIR_ENV)
         return directory
     dest = model_dir()
-    if _files_ok(dest):
-        return dest
     try:
-        dest.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise EmbeddingError(f"cannot create {dest} ({exc}); set MAXY_CACHE_DIR to a writable directory") from None
+        if _files_ok(dest):
+            return dest
+        return _fetch_into(dest)
+    except OSError as exc:  # an unwritable or full cache dir: one clear error, never a traceback
+        raise EmbeddingError(
+            f"cannot write the model into {dest} ({exc}); set MAXY_CACHE_DIR to a writable directory "
+            f"with 40 MB free, or {DIR_ENV} to a directory holding the files"
+        ) from None
+
+
+def _fetch_into(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
     with open(dest / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _files_ok(dest):  # another process finished while this one waited
@@ -194,6 +202,11 @@ def ensure_model_files() -> Path:
         return dest
 
 
+#: After a failed fetch, calls fail fast with the same message for this long instead of
+#: waiting on the network again on every embed (search then degrades to BM25 at once).
+RETRY_AFTER_S = 300.0
+
+
 class BgeSmallEmbedder(OnnxBertEmbedder):
     """bge-small-en-v1.5 (int8 ONNX) run in-process. 384 dimensions, CLS pooling, L2-normalised.
 
@@ -216,10 +229,18 @@ class BgeSmallEmbedder(OnnxBertEmbedder):
         # lone vector 0.993-0.997). Alone it is exact and, on 2 cores, no slower.
         super().__init__(batch_size, **kwargs)  # type: ignore[arg-type]
         self._files: Path | None = None
+        self._failed: tuple[str, float] | None = None
 
     def _dir(self) -> Path:
         if self._files is None:
-            self._files = ensure_model_files()
+            if self._failed is not None and time.monotonic() - self._failed[1] < RETRY_AFTER_S:
+                raise EmbeddingError(self._failed[0])
+            try:
+                self._files = ensure_model_files()
+            except EmbeddingError as exc:
+                self._failed = (str(exc), time.monotonic())
+                raise
+            self._failed = None
         return self._files
 
     def _model_file(self) -> Path:

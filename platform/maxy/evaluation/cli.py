@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         data = load_beir(directory, split)
         embedder = get_embedder(settings)
         with Database(settings) as db:
-            apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+            apply_schema(db, embedder.dimensions, embedder=embedder)
             account = eval_account(settings, data)
             columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
             with Progress(*columns, console=err, transient=True) as progress:
@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
         settings = load_settings()
         embedder = get_embedder(settings)
         with Database(settings) as db:
-            apply_schema(db, embedder.dimensions, embedder_name=embedder.name)
+            apply_schema(db, embedder.dimensions, embedder=embedder)
             with Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
                 task = bar.add_task("questions", total=None)
                 result = evaluate(

@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
         with Database(settings) as db:
             model_changed = False
             if recreate:
-                applied = apply_schema(db, embedder.dimensions, recreate_vector_indexes=True, embedder_name=embedder.name)
+                applied = apply_schema(db, embedder.dimensions, recreate_vector_indexes=True, embedder=embedder)
                 model_changed = bool(applied.get("modelChanged"))
             labels = list(label) if label else None
             total = count_missing(db, validated.account_id, labels)

@@ -177,8 +177,10 @@ def hybrid(
     if use_vector:
         made_by = recorded_model(db)
         if made_by is not None and made_by != embedder.name:  # type: ignore[union-attr]
-            # Cosines between two models' vectors mean nothing: keep the BM25 half only.
+            # Cosines between two models' vectors mean nothing: keep the BM25 half only
+            # (also when the caller asked for vector-only results).
             use_vector = False
+            use_bm25 = has_fulltext
             warnings.append(
                 f"stored vectors come from {made_by} but the embedder is {embedder.name}: "  # type: ignore[union-attr]
                 "BM25-only results (set EMBED_MODEL back, or run `maxy reindex --recreate`)"

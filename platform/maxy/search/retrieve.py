@@ -33,7 +33,9 @@ _vector_map: dict[str, str] | None = None  # label -> index name
 _fulltext: bool | None = None
 _session_filtered: set[str] = set()  # indexes that also carry sessionId as a filter property
 _FAILING_TTL_S = 60.0
-_failing_until: dict[tuple[str, str], float] = {}  # (index, account) whose filtered SEARCH failed
+# (index, account, session or "") whose filtered SEARCH failed, and until when to skip it
+_failing_until: dict[tuple[str, str, str], float] = {}
+_failing_lock = threading.Lock()
 _MODEL_TTL_S = 60.0  # another process may record a new model (maxy reindex --recreate)
 _model: tuple[str | None, float] | None = None  # (model that made the stored vectors, read at)
 
@@ -44,6 +46,7 @@ def clear_index_cache() -> None:
         _vector_map = None
         _fulltext = None
         _model = None
+    with _failing_lock:
         _failing_until.clear()
 
 
@@ -122,7 +125,8 @@ def vector_search(
     # docs/neo4j-vector-filter-bug.md). Fewer than LIMIT hits means the account has few vectors
     # in that index, so an exact scan of them is cheap and loses nothing. An index that failed
     # for this account is scanned directly for a minute instead of failing again each query.
-    known_bad = [t for t in targets if _failing(t[1], caller.account_id)]
+    memo = (caller.account_id, session_id or "")
+    known_bad = [t for t in targets if _failing(t[1], *memo)]
     searchable = [t for t in targets if t not in known_bad]
     rows: list = []
     if searchable:
@@ -133,14 +137,18 @@ def vector_search(
                 try:
                     rows += db.read(_vector_query(_search_branches([target], session_id), guard.clause, session_id), **params)
                 except neo4j.exceptions.DatabaseError as err:
+                    message = " ".join(dict.fromkeys(filter(None, [getattr(err, "message", None), *map(str, err.args)])))
                     log_line(
                         "graph-search:hybrid", "warn", level=logging.WARNING, reason="vector-filter-failed",
-                        index=target[1], fallback="exact-scan", error=str(getattr(err, "message", err))[:120],
+                        index=target[1], fallback="exact-scan", error=message[:120],
                     )
-                    _mark_failing(target[1], caller.account_id)
+                    if "out of bounds" in message:  # the known Lucene failure: skip SEARCH for a while
+                        _mark_failing(target[1], *memo)
                     known_bad.append(target)
     for target in known_bad:
-        rows += db.read(_vector_query(_exact_branches(target, session_id), guard.clause, session_id), **params)
+        rows += db.read(
+            _vector_query(_exact_branches(target, guard.clause, session_id), guard.clause, session_id), **params
+        )
     # One ranked list per query vector: the indexes' hits merged by score.
     lists: dict[int, list[Hit]] = {}
     for r in rows:
@@ -158,17 +166,19 @@ def vector_search(
     return out
 
 
-def _failing(index: str, account_id: str) -> bool:
-    until = _failing_until.get((index, account_id))
+def _failing(index: str, account_id: str, session: str) -> bool:
+    with _failing_lock:
+        until = _failing_until.get((index, account_id, session))
     return until is not None and until > time.monotonic()
 
 
-def _mark_failing(index: str, account_id: str) -> None:
-    if len(_failing_until) > 10_000:  # bounded: forget expired marks
-        now = time.monotonic()
-        for key in [key for key, until in _failing_until.items() if until <= now]:
-            del _failing_until[key]
-    _failing_until[(index, account_id)] = time.monotonic() + _FAILING_TTL_S
+def _mark_failing(index: str, account_id: str, session: str) -> None:
+    now = time.monotonic()
+    with _failing_lock:
+        if len(_failing_until) > 10_000:  # bounded: forget expired marks
+            for key in [key for key, until in _failing_until.items() if until <= now]:
+                del _failing_until[key]
+        _failing_until[(index, account_id, session)] = now + _FAILING_TTL_S
 
 
 def _search_branches(targets: Sequence[tuple[str, str]], session_id: str | None) -> list[str]:
@@ -195,25 +205,21 @@ def _search_branches(targets: Sequence[tuple[str, str]], session_id: str | None)
     return branches
 
 
-def _exact_branches(target: tuple[str, str], session_id: str | None) -> list[str]:
-    """Exact cosine over the account's own vectors of one label (the SEARCH fallback). The
-    score is normalised like the index's, (1 + cos) / 2, so both paths read the same."""
+def _exact_branches(target: tuple[str, str], guard_clause: str, session_id: str | None) -> list[str]:
+    """Exact cosine over the account's own vectors of one label (the SEARCH fallback), the
+    guards applied before the limit. With a session, a session-filtered index (messages) scans
+    only that session's nodes. The score is normalised like the index's, (1 + cos) / 2."""
     label, index = target
-    branches = [
+    if session_id and index in _session_filtered:
+        scope = "n.sessionId = $sessionId AND n.accountId = $g_accountId"
+    else:
+        scope = f"n.accountId = $g_accountId {_SESSION if session_id else ''}"
+    return [
         f"""
-            MATCH (n:Node:{quote(label)}) WHERE n.accountId = $g_accountId AND n.embedding IS NOT NULL
+            MATCH (n:Node:{quote(label)}) WHERE {scope} AND n.embedding IS NOT NULL AND {guard_clause}
             WITH n, vector.similarity.cosine(n.embedding, q.vec) AS score ORDER BY score DESC LIMIT $k
             RETURN n, score, {_literal(label)} AS via"""
     ]
-    if session_id and index in _session_filtered:
-        branches.append(
-            f"""
-            MATCH (n:Node:{quote(label)})
-            WHERE n.accountId = $g_accountId AND n.sessionId = $sessionId AND n.embedding IS NOT NULL
-            WITH n, vector.similarity.cosine(n.embedding, q.vec) AS score ORDER BY score DESC LIMIT $k
-            RETURN n, score, {_literal(label)} AS via"""
-        )
-    return branches
 
 
 def _vector_query(branches: list[str], guard_clause: str, session_id: str | None) -> str:
