@@ -124,19 +124,9 @@ def test_a_busy_account_never_crowds_one_session_out(db, account, embedder):
 def test_session_search_survives_a_failing_filtered_search(db, make_account, embedder, tmp_path):
     """When the message index's filtered SEARCH fails (Neo4j 2026.08, see
     docs/neo4j-vector-filter-bug.md), the exact fallback scans only the asked session."""
-    import neo4j
-
-    from maxy.db import Database
     from maxy.search.retrieve import clear_index_cache
 
-    class FilteredSearchFails(Database):
-        def __init__(self, inner):
-            self.__dict__.update(inner.__dict__)
-
-        def read(self, query, **params):
-            if "SEARCH n IN" in query:
-                raise neo4j.exceptions.DatabaseError("Index 33554431 out of bounds for length 1 (injected)")
-            return super().read(query, **params)
+    from .faults import FilteredSearchFails
 
     acct = make_account("session-fallback")
     import_messages(GraphWriter(db, acct, embedder), read_messages(write_jsonl(tmp_path / "m.jsonl", ROWS)))

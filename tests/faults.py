@@ -1,0 +1,20 @@
+"""Fault injection around the real database (never a mock of it)."""
+
+from __future__ import annotations
+
+import neo4j
+
+from maxy.db import Database
+
+
+class FilteredSearchFails(Database):
+    """The real database, except that every filtered vector SEARCH fails the way Neo4j
+    2026.08.1's does (docs/neo4j-vector-filter-bug.md); every other query runs for real."""
+
+    def __init__(self, inner: Database):
+        self.__dict__.update(inner.__dict__)
+
+    def read(self, query, **params):
+        if "SEARCH n IN" in query:
+            raise neo4j.exceptions.DatabaseError("Index 33554431 out of bounds for length 1 (injected)")
+        return super().read(query, **params)
