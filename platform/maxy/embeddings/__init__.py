@@ -44,7 +44,6 @@ _ALIAS_TO_KEY = {alias.lower(): key for key, (aliases, _) in _ONNX_MODELS.items(
 #: case-insensitive (use :func:`is_onnx_model`); the set holds the canonical spellings
 #: and their lower-case forms so a plain ``in`` test also works for those.
 ONNX_MODEL_NAMES: frozenset[str] = frozenset(_ONNX_ALIASES) | frozenset(_ALIAS_TO_KEY)
-MINILM_DIMENSIONS = 384
 
 
 def onnx_model_key(model: str) -> str | None:

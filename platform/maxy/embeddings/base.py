@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
+
+from maxy.logs import log_line
 
 
 class EmbeddingError(RuntimeError):
@@ -45,3 +49,15 @@ def check_texts(texts: Sequence[str], embedder_name: str) -> list[str]:
                 "convert inputs to str before embedding"
             )
     return out
+
+
+def log_embedded(embedder_name: str, texts: int, started: float) -> None:
+    """The one debug line per ``embed`` call, the same for every embedder."""
+    log_line(
+        "embed",
+        "batch",
+        level=logging.DEBUG,
+        model=embedder_name,
+        texts=texts,
+        embed_ms=int((time.monotonic() - started) * 1000),
+    )

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from maxy.embeddings.base import EmbeddingError
 from maxy.embeddings.files import sha256_file
-from maxy.embeddings.onnx_bert import DEFAULT_BATCH_SIZE, OnnxBertEmbedder
+from maxy.embeddings.onnx_bert import OnnxBertEmbedder
 from maxy.logs import log_line
 
-__all__ = ["DEFAULT_BATCH_SIZE", "DIMENSIONS", "MAX_TOKENS", "MODEL_NAME", "MiniLMEmbedder"]
+__all__ = ["DIMENSIONS", "MAX_TOKENS", "MODEL_NAME", "MiniLMEmbedder"]
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384

@@ -7,13 +7,11 @@ the fix (start Ollama, ``ollama pull <model>``, raise ``EMBED_TIMEOUT_S``, set
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from maxy.embeddings.base import EmbeddingError, check_texts
-from maxy.logs import log_line
+from maxy.embeddings.base import EmbeddingError, check_texts, log_embedded
 
 DEFAULT_BATCH_SIZE = 64
 
@@ -173,12 +171,5 @@ class OllamaEmbedder:
         out: list[list[float]] = []
         for start in range(0, len(items), self.batch_size):
             out.extend(self._call(items[start : start + self.batch_size]))
-        log_line(
-            "embed",
-            "batch",
-            level=logging.DEBUG,
-            model=self.name,
-            texts=len(items),
-            embed_ms=int((time.monotonic() - started) * 1000),
-        )
+        log_embedded(self.name, len(items), started)
         return out

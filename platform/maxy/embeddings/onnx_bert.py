@@ -10,7 +10,6 @@ length so that each batch pads to a similar width, then returned in input order.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -18,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from maxy.embeddings.base import EmbeddingError, check_texts
+from maxy.embeddings.base import EmbeddingError, check_texts, log_embedded
 from maxy.logs import log_line
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -232,12 +231,5 @@ class OnnxBertEmbedder:
                 f"{self.name}: onnxruntime failed on a batch of {len(idx)} ({exc}); "
                 "try a smaller batch size or report the input that triggers it"
             ) from None
-        log_line(
-            "embed",
-            "batch",
-            level=logging.DEBUG,
-            model=self.name,
-            texts=len(items),
-            embed_ms=int((time.monotonic() - started) * 1000),
-        )
+        log_embedded(self.name, len(items), started)
         return out.tolist()
