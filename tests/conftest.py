@@ -3,7 +3,6 @@ one fresh account per test under a temporary DATA_ROOT, cleaned up afterwards.""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path

@@ -30,9 +30,7 @@ def register(app: typer.Typer) -> None:
         """Hybrid search over the graph (vector + BM25), as agents see it."""
         from ..config import load_settings
         from ..db import Database
-        from ..embeddings import get_embedder
         from ..errors import ConfigError
-        from ..graph.guards import Caller
         from . import SearchRequest, hybrid
         from .pipeline import SearchFlags
         from .format import project, render, to_json
