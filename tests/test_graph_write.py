@@ -129,8 +129,12 @@ def test_edge_to_another_accounts_node_is_refused_and_nothing_written(db, writer
         writer.write_many(
             [NodeSpec(["Note"], {"name": "a"}), NodeSpec(["Note"], {"name": "b"}, edges=[Edge("ABOUT", foreign.node_id)])]
         )
-    assert exc.value.reason == "edge-target-not-found"
+    assert exc.value.reason == "not-writable"
     assert count_nodes(db, account.account_id) == 0
+    with pytest.raises(GraphWriteError) as absent:
+        writer.write(NodeSpec(["Note"], {"name": "b"}, edges=[Edge("ABOUT", "no-such-node")]))
+    # a foreign target and a missing one get the same answer: the refusal confirms no id
+    assert str(exc.value).replace(foreign.node_id, "X") == str(absent.value).replace("no-such-node", "X")
 
 
 def test_reusing_another_accounts_node_id_is_refused(db, writer, make_account, embedder):
@@ -138,7 +142,8 @@ def test_reusing_another_accounts_node_id_is_refused(db, writer, make_account, e
     theirs = other.write(NodeSpec(["Note"], {"name": "theirs"}))
     with pytest.raises(GraphWriteError) as exc:
         writer.write(NodeSpec(["Note"], {"name": "hijack"}, node_id=theirs.node_id))
-    assert exc.value.reason == "foreign-node-id"
+    assert exc.value.reason == "not-writable"
+    assert str(exc.value) == f"nodeId: no node {theirs.node_id!r} that you can write; nothing was written"
     assert node(db, theirs.node_id)["name"] == "theirs"
 
 

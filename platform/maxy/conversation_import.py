@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ValidationError
+from .graph.confine import id_root
 from .graph.write import Edge, GraphWriter, NodeSpec
 from .logs import log_line, short
 
@@ -91,7 +92,8 @@ def _node_id(account_id: str, *parts: str) -> str:
 
 
 def build_specs(account_id: str, messages: Sequence[ImportedMessage]) -> list[NodeSpec]:
-    """Conversation nodes first, then their messages in order (edges point backwards only)."""
+    """Conversation nodes first, then their messages in order (edges point backwards only).
+    ``account_id`` is the id root: the account, plus the writer's view when pinned."""
     sessions: dict[str, list[ImportedMessage]] = {}
     for m in messages:
         sessions.setdefault(m.session, []).append(m)
@@ -150,7 +152,7 @@ def import_messages(
 ) -> dict[str, int]:
     started = time.perf_counter()
     messages = list(messages)
-    specs = build_specs(writer.account.account_id, messages)
+    specs = build_specs(id_root(writer.caller), messages)  # a pinned writer's ids carry its view
     results = writer.write_many(specs, progress=progress)
     summary = {
         "conversations": sum(1 for s in specs if "Conversation" in s.labels),

@@ -1,7 +1,9 @@
 """The memory plugin: search, write, ingest, delete, reindex, conversation search and reports.
 
 Every read goes through the guard clauses with ``ctx.caller`` (pinned from the environment);
-every write goes through the write primitive (``ctx.writer``), which refuses the public role.
+every write goes through the write primitive (``ctx.writer``), which refuses the public role
+and keeps a pinned server's writes inside its view (``maxy.graph.confine``). A target the
+caller may not read is refused exactly like one that does not exist.
 Bad input raises ``ToolError("<field>: <reason>")`` before anything is written.
 
 The small helpers at the top (``tool_errors``, ``load_node``, ``update_node``,
@@ -24,6 +26,7 @@ from maxy.config import config_dir
 from maxy.conversations import find_conversation, search_messages
 from maxy.errors import GraphWriteError, ValidationError
 from maxy.graph.allowlist import RESERVED_PROPERTIES
+from maxy.graph.confine import id_root, not_writable
 from maxy.graph.guards import Caller, node_guard
 from maxy.graph.write import Edge, GraphWriter, NodeSpec, WriteResult
 from maxy.logs import log_line, short
@@ -292,7 +295,9 @@ Create or update one node in the knowledge graph. labels: allowed node labels (e
 properties: flat key/values (no nested objects); edges: [{type, target (nodeId), direction
 "out"|"in"}] to existing nodes of this account; producedByTaskId: the Task (from work-create)
 this write belongs to (adds Task-[:PRODUCED]->node); scope: public|shared|admin; agents: agent
-slugs the node is visible to; nodeId: update that node instead of creating one.
+slugs the node is visible to; nodeId: update that existing node instead of creating one (a
+node you cannot read is refused like one that does not exist). A server pinned to scopes or an
+agent writes inside its view: new nodes default to its most private pinned scope and its agent.
 Returns {"nodeId", "created", "embedded", "provenance"} as JSON.
 """,
 )
@@ -310,15 +315,15 @@ def memory_write(
     w = writer(ctx)  # refuses the public role before anything else
     require(isinstance(properties, dict), "properties", "an object of property names to values")
     parsed = _parse_edges(edges)
-    existing = None
     if nodeId is not None:
         existing = load_node(ctx, nodeId)
-        if existing is not None:
-            # An update keeps the node's visibility unless told otherwise (the primitive sets
-            # scope and agents on every write: omitting them must not widen the node).
-            scope = existing["scope"] if scope is None else scope
-            agents = existing["agents"] if agents is None else agents
-            properties = {**existing["properties"], **properties}
+        if existing is None:  # absent, deleted, hidden or foreign: one answer, so no id is confirmed
+            raise ToolError(f"{not_writable('nodeId', nodeId)} (omit nodeId to create a node)")
+        # An update keeps the node's visibility unless told otherwise (the primitive sets
+        # scope and agents on every write: omitting them must not widen the node).
+        scope = existing["scope"] if scope is None else scope
+        agents = existing["agents"] if agents is None else agents
+        properties = {**existing["properties"], **properties}
     source = None
     if producedByTaskId is not None:
         task = load_node(ctx, producedByTaskId, "Task", field="producedByTaskId")
@@ -330,10 +335,7 @@ def memory_write(
                 taskId=short(str(producedByTaskId)),
                 accountId=short(ctx.caller.account_id),
             )
-            raise ToolError(
-                f"producedByTaskId: no Task {producedByTaskId!r} in this account (a Task of another "
-                "account cannot be the source of this write); nothing was written"
-            )
+            raise not_writable("producedByTaskId", producedByTaskId, "Task")
         source = task["nodeId"]
     else:
         conv = active_conversation(ctx)
@@ -419,7 +421,7 @@ def memory_delete(ctx: ToolContext, attachmentId: str) -> dict[str, Any]:
     from maxy.ingest.lifecycle import soft_delete_attachment
 
     w = writer(ctx)
-    stamped = soft_delete_attachment(ctx.db, w.account.account_id, attachmentId)
+    stamped = soft_delete_attachment(ctx.db, w.account.account_id, attachmentId, caller=ctx.caller)
     return {"attachmentId": attachmentId, "deleted": stamped, "alreadyDeleted": stamped == 0}
 
 
@@ -441,7 +443,7 @@ def memory_reindex(ctx: ToolContext, labels: list[str] | None = None) -> dict[st
         check_labels(labels, field="labels")
     if ctx.embedder is None:
         raise ToolError("embedder: no embedder is configured for this server; nothing to reindex with")
-    return reindex(ctx.db, w.account, ctx.embedder, labels=labels)
+    return reindex(ctx.db, w.account, ctx.embedder, labels=labels, caller=ctx.caller)
 
 
 # ---------------------------------------------------------------------------------------
@@ -507,10 +509,11 @@ def _parse_when(value: object) -> datetime:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
 
 
-def report_node_id(account_id: str, title: str, minute: str) -> str:
-    """Deterministic per (account, title, minute): the idempotency key is the node id itself,
-    so even two concurrent writes of the same report end up as one node."""
-    digest = hashlib.sha256("\x1f".join(["report", account_id, title, minute]).encode()).digest()
+def report_node_id(root: str, title: str, minute: str) -> str:
+    """Deterministic per (account, title, minute), and per view when pinned (``root`` is
+    ``confine.id_root``): the idempotency key is the node id itself, so even two concurrent
+    writes of the same report end up as one node, and a pinned writer never meets a hidden one."""
+    digest = hashlib.sha256("\x1f".join(["report", root, title, minute]).encode()).digest()
     return str(uuid.UUID(bytes=digest[:16]))
 
 
@@ -519,8 +522,9 @@ def admin_user_node_id(account_id: str) -> str:
     return str(uuid.UUID(bytes=digest[:16]))
 
 
-def account_admin_user(ctx: ToolContext) -> str:
-    """The account's AdminUser nodeId; created (by the system agent) when there is none."""
+def account_admin_user(ctx: ToolContext) -> str | None:
+    """The AdminUser nodeId the caller can see; an unpinned admin creates the account's (as the
+    system agent) when there is none. A pinned view never creates one: None."""
     guard = node_guard(ctx.caller, "u")
     rows = ctx.db.read(
         f"MATCH (u:AdminUser) WHERE {guard.clause} RETURN u.nodeId AS id ORDER BY u.createdAt LIMIT 1",
@@ -528,6 +532,8 @@ def account_admin_user(ctx: ToolContext) -> str:
     )
     if rows:
         return rows[0]["id"]
+    if ctx.caller.pinned:
+        return None
     result = writer(ctx, SYSTEM).write(
         NodeSpec(["AdminUser"], {"name": "Account admin"}, node_id=admin_user_node_id(ctx.caller.account_id), scope="admin")
     )
@@ -573,7 +579,7 @@ def memory_report_write(
     w = writer(ctx)
     assert title_ is not None
     minute = when.strftime("%Y-%m-%dT%H:%M")
-    rid = report_node_id(ctx.caller.account_id, title_, minute)
+    rid = report_node_id(id_root(ctx.caller), title_, minute)
 
     existing = load_node(ctx, rid, "Report")
     if existing is not None:
@@ -604,9 +610,9 @@ def memory_report_write(
         NodeSpec(
             ["Report"],
             {k: v for k, v in props.items() if v is not None},
-            edges=[Edge("PRODUCED", source, "in")],
+            edges=[Edge("PRODUCED", source, "in")] if source else [],
             node_id=rid,
-            scope="admin",
+            scope=None if ctx.caller.pinned else "admin",  # pinned: the view's own default
         )
     )
     log_line("reports", op="write", reportId=short(rid), keywords=kws, ms=round((time.perf_counter() - started) * 1000))

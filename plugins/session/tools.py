@@ -23,6 +23,7 @@ from typing import Any
 
 import typer
 from maxy.conversations import check_session_id, find_conversation
+from maxy.graph.confine import id_root
 from maxy.graph.guards import node_guard
 from maxy.graph.write import NodeSpec
 from maxy.logs import log_line, short
@@ -62,8 +63,9 @@ def _field_text(value: object, field: str) -> str:
     return text
 
 
-def _conversation_node_id(account_id: str, session_id: str) -> str:
-    digest = hashlib.sha256("\x1f".join(["conversation", account_id, session_id]).encode()).digest()
+def _conversation_node_id(root: str, session_id: str) -> str:
+    """Per (account, session), and per view when pinned (``root`` is ``confine.id_root``)."""
+    digest = hashlib.sha256("\x1f".join(["conversation", root, session_id]).encode()).digest()
     return str(uuid.UUID(bytes=digest[:16]))
 
 
@@ -113,8 +115,8 @@ def session_compact(
             NodeSpec(
                 labels,
                 {"sessionId": key, "title": f"Conversation {key[:8]}", "startedAt": now_iso()},
-                node_id=_conversation_node_id(w.account.account_id, key),
-                scope="admin",
+                node_id=_conversation_node_id(id_root(ctx.caller), key),
+                scope=None if ctx.caller.pinned else "admin",  # pinned: the view's own default
             )
         )
         created = True

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from maxy.conversations import find_conversation
+from maxy.graph.confine import not_writable
 from maxy.graph.guards import node_guard
 from maxy.graph.write import Edge, NodeSpec
 from maxy.logs import log_line, short
@@ -84,7 +85,7 @@ def _priority(value: object) -> int:
 def _task(ctx: ToolContext, task_id: object) -> dict[str, Any]:
     task = load_node(ctx, task_id, "Task", field="taskId")
     if task is None:
-        raise ToolError(f"taskId: no Task {task_id!r} in this account")
+        raise not_writable("taskId", task_id, "Task")
     return task
 
 
@@ -157,7 +158,8 @@ def work_create(
         props["conversationSessionId"] = conv.get("sessionId")
     task_id = str(uuid.uuid4())
     props["taskId"] = task_id
-    w.write(NodeSpec(["Task"], {k: v for k, v in props.items() if v is not None}, edges=edges, node_id=task_id, scope="admin"))
+    scope = None if ctx.caller.pinned else "admin"  # pinned: the view's own default
+    w.write(NodeSpec(["Task"], {k: v for k, v in props.items() if v is not None}, edges=edges, node_id=task_id, scope=scope))
     log_line(
         "task",
         "action-start",
@@ -259,7 +261,7 @@ def work_complete(
         found = set(rows[0]["found"]) if rows else set()
         missing = [p for p in produced if p not in found]
         if missing:
-            raise ToolError(f"producedNodeIds: no node {missing[0]!r} in this account; nothing was written")
+            raise not_writable(f"producedNodeIds[{produced.index(missing[0])}]", missing[0])
     props = task["properties"]
     started = time.perf_counter()
     completed_at = now_iso()

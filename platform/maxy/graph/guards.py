@@ -37,6 +37,20 @@ class Caller:
             if bad:
                 raise ValidationError("allowedScopes", f"unknown scope(s) {bad}; allowed: {list(SCOPE_VALUES)}")
 
+    @property
+    def pinned(self) -> bool:
+        """True when a scope or agent pin narrows the view below the whole account."""
+        return self.allowed_scopes is not None or self.agent_slug is not None
+
+    @property
+    def view_key(self) -> str | None:
+        """A canonical name of a pinned view (None for the whole account): two callers with the
+        same pins share it, so ids derived from it are stable across restarts."""
+        if not self.pinned:
+            return None
+        scopes = ",".join(sorted(self.allowed_scopes)) if self.allowed_scopes is not None else "*"
+        return f"scopes={scopes};agent={self.agent_slug or '*'}"
+
     @classmethod
     def from_settings(cls, settings: Settings, account_id: str | None = None) -> Caller:
         return cls(
@@ -70,15 +84,20 @@ def _params(caller: Caller) -> dict[str, Any]:
     return params
 
 
-def node_guard(caller: Caller, var: str = "n") -> Guard:
-    """Layers 1, 2, 3 and 5 for a primary (matched or searched) node."""
-    v = _check_var(var)
-    parts = [f"{v}.deletedAt IS NULL", f"{v}.accountId = $g_accountId"]
+def _view_parts(caller: Caller, v: str) -> list[str]:
+    """Layers 5, 2 and 3 for a primary node."""
+    parts = [f"{v}.accountId = $g_accountId"]
     if caller.allowed_scopes is not None:
         parts.append(f"({v}.scope IS NULL OR {v}.scope IN $g_allowedScopes)")
     if caller.agent_slug is not None:
         parts.append(f"({v}.agents IS NOT NULL AND $g_agentSlug IN {v}.agents)")
-    return Guard(" AND ".join(parts), _params(caller))
+    return parts
+
+
+def node_guard(caller: Caller, var: str = "n") -> Guard:
+    """Layers 1, 2, 3 and 5 for a primary (matched or searched) node."""
+    v = _check_var(var)
+    return Guard(" AND ".join([f"{v}.deletedAt IS NULL", *_view_parts(caller, v)]), _params(caller))
 
 
 def related_guard(caller: Caller, var: str = "related") -> Guard:
@@ -90,6 +109,13 @@ def related_guard(caller: Caller, var: str = "related") -> Guard:
     if caller.agent_slug is not None:
         parts.append(f"({v}.agents IS NULL OR $g_agentSlug IN {v}.agents)")
     return Guard(" AND ".join(parts), _params(caller))
+
+
+def domain_guard(caller: Caller, var: str = "n") -> Guard:
+    """Layers 2, 3 and 5 without the soft-delete layer: the nodes a writer may delete, restore
+    or purge, live or already soft-deleted."""
+    v = _check_var(var)
+    return Guard(" AND ".join(_view_parts(caller, v)), _params(caller))
 
 
 def scope_only_guard(caller: Caller, var: str = "n") -> Guard:

@@ -2,9 +2,11 @@
 
 It stamps accountId (the validated ACCOUNT_ID, nothing else), a stable nodeId, timestamps,
 scope, agent tags and createdBy; embeds nodes with an indexed label (a failed embedding
-stores the node without one, for ``maxy reindex``); creates edges only to nodes of the
-same account; applies the provenance check for gated labels. A batch is written in one
-transaction: a refused node or a missing edge target leaves nothing behind.
+stores the node without one, for ``maxy reindex``); writes only inside its caller's view
+(``maxy.graph.confine``): an existing node it updates and every edge target must pass the
+caller's guards, and a pinned caller's nodes stay in its view; applies the provenance check
+for gated labels. A batch is written in one transaction: a refused node or a missing edge
+target leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from .allowlist import (
     check_relationship_type,
     quote,
 )
+from .confine import check_confined, default_visibility, not_writable, resolve_update
+from .guards import Caller, node_guard
 from .text import embedding_text
 
 BASE_LABEL = "Node"
@@ -84,6 +88,7 @@ class _Prepared:
     agents: list[str] | None
     edges: list[dict[str, Any]]
     text: str | None
+    at: str = ""  # the field prefix of this node in error messages
     embedding: list[float] | None = None
 
 
@@ -121,7 +126,8 @@ def _check_node_id(value: object, field_name: str) -> str:
 
 
 class GraphWriter:
-    """Writes nodes for one validated account. Thread-safe; reuse it."""
+    """Writes nodes for one validated account, inside ``caller``'s view (default: the whole
+    account). Thread-safe; reuse it."""
 
     def __init__(
         self,
@@ -129,13 +135,17 @@ class GraphWriter:
         account: ValidatedAccount,
         embedder: Embedder | None,
         *,
+        caller: Caller | None = None,
         created_by: str = "admin",
         batch_size: int = 256,
     ):
         if not isinstance(account, ValidatedAccount):
             raise TypeError("GraphWriter needs a ValidatedAccount from maxy.accounts.validate_*")
+        if caller is not None and caller.account_id != account.account_id:
+            raise GraphWriteError("invalid-account-id", "the writer's caller belongs to another account")
         self.db = db
         self.account = account
+        self.caller = caller or Caller(account.account_id)
         self.embedder = embedder
         self.created_by = created_by
         self.batch_size = batch_size
@@ -236,11 +246,12 @@ class GraphWriter:
         """Current properties of nodes being updated, so the embedded text is the merged one."""
         if not ids:
             return {}
+        guard = node_guard(self.caller, "n")
         rows = self.db.read(
-            f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND n.accountId = $acc "
+            f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND {guard.clause} "
             "RETURN n.nodeId AS id, [k IN keys(n) WHERE k <> 'embedding' | [k, n[k]]] AS props",
             ids=ids,
-            acc=self.account.account_id,
+            **guard.params,
         )
         return {r["id"]: dict(r["props"]) for r in rows}
 
@@ -285,7 +296,7 @@ class GraphWriter:
                 }
             )
         merged = {**existing.get(node_id, {}), **props}  # an update keeps the properties it does not name
-        return _Prepared(node_id, labels, props, spec.scope, agents, edges, embedding_text(labels, merged))
+        return _Prepared(node_id, labels, props, spec.scope, agents, edges, embedding_text(labels, merged), at)
 
     def _check_dimensions(self) -> None:
         if self._dims_checked or self.embedder is None:
@@ -356,16 +367,8 @@ class GraphWriter:
         self, tx: neo4j.ManagedTransaction, batch: list[_Prepared], agent: str, now: str
     ) -> list[WriteResult]:
         acc = self.account.account_id
-        ids = [p.node_id for p in batch]
-        foreign = tx.run(
-            f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND n.accountId <> $acc RETURN n.nodeId AS id LIMIT 1",
-            ids=ids,
-            acc=acc,
-        ).single()
-        if foreign is not None:
-            raise GraphWriteError(
-                "foreign-node-id", f"nodeId {foreign['id']!r} belongs to another account; nothing was written"
-            )
+        self._check_targets(tx, batch, agent)
+        guard = node_guard(self.caller, "b")
         created: dict[str, bool] = {}
         groups: dict[tuple[str, ...], list[_Prepared]] = {}
         for p in batch:
@@ -415,29 +418,30 @@ class GraphWriter:
                 UNWIND $rows AS row
                 MATCH (a:{BASE_LABEL} {{nodeId: row.from}})
                 MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
-                WHERE b.accountId = $acc AND b.deletedAt IS NULL
+                WHERE {guard.clause}
                 MERGE {pattern}
                 SET r += row.props
                 RETURN count(r) AS n
                 """,
                 rows=rows,
-                acc=acc,
+                **guard.params,
             ).single()
             if found is None or found["n"] != len(rows):
                 missing = tx.run(
                     f"""
                     UNWIND $rows AS row
                     OPTIONAL MATCH (b:{BASE_LABEL} {{nodeId: row.to}})
-                    WITH row, b WHERE b IS NULL OR b.accountId <> $acc OR b.deletedAt IS NOT NULL
+                    WITH row, b WHERE b IS NULL OR NOT coalesce(({guard.clause}), false)
                     RETURN row.to AS id LIMIT 1
                     """,
                     rows=rows,
-                    acc=acc,
+                    **guard.params,
                 ).single()
                 target = missing["id"] if missing else "?"
+                self._log_reject(agent, target)
                 raise GraphWriteError(
-                    "edge-target-not-found",
-                    f"edges: no node {target!r} in this account for a {rel_type} edge; nothing was written",
+                    "not-writable",
+                    f"edges: no node {target!r} that you can write for a {rel_type} edge; nothing was written",
                 )
         gated = [p.node_id for p in batch if PROVENANCE_GATED_LABELS.intersection(p.labels)]
         provenance: dict[str, bool] = {}
@@ -446,13 +450,13 @@ class GraphWriter:
                 f"""
                 UNWIND $ids AS id
                 MATCH (n:{BASE_LABEL} {{nodeId: id}})
-                OPTIONAL MATCH (src)-[:PRODUCED]->(n)
-                WHERE src.accountId = $acc AND any(l IN labels(src) WHERE l IN $sources)
-                RETURN id, count(src) > 0 AS ok
+                OPTIONAL MATCH (b)-[:PRODUCED]->(n)
+                WHERE {guard.clause} AND any(l IN labels(b) WHERE l IN $sources)
+                RETURN id, count(b) > 0 AS ok
                 """,
                 ids=gated,
-                acc=acc,
                 sources=sorted(PROVENANCE_SOURCE_LABELS),
+                **guard.params,
             ):
                 provenance[rec["id"]] = rec["ok"]
         return [
@@ -466,6 +470,42 @@ class GraphWriter:
             for p in batch
         ]
 
+    def _check_targets(self, tx: neo4j.ManagedTransaction, batch: list[_Prepared], agent: str) -> None:
+        """An existing node is updated only when the caller can read it (one refusal for absent,
+        hidden and foreign ids alike); new nodes get the caller's default visibility; scope and
+        agents never cross the caller's view."""
+        guard = node_guard(self.caller, "n")
+        state = {
+            r["id"]: r
+            for r in tx.run(
+                f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids "
+                f"RETURN n.nodeId AS id, coalesce(({guard.clause}), false) AS visible, n.scope AS scope, n.agents AS agents",
+                ids=[p.node_id for p in batch],
+                **guard.params,
+            )
+        }
+        for p in batch:
+            row = state.get(p.node_id)
+            if row is None:
+                p.scope, p.agents = default_visibility(self.caller, p.scope, p.agents)
+                check_confined(self.caller, p.scope, p.agents, p.at)
+            elif not row["visible"]:
+                self._log_reject(agent, p.node_id)
+                raise not_writable(f"{p.at}nodeId", p.node_id)
+            else:
+                resolve_update(self.caller, (row["scope"], row["agents"]), p.scope, p.agents, p.at)
+
+    def _log_reject(self, agent: str, node_id: str) -> None:
+        log_line(
+            "graph-write",
+            "reject",
+            level=logging.WARNING,
+            reason="not-writable",
+            nodeId=short(node_id),
+            view=self.caller.view_key or "account",
+            agent=agent,
+        )
+
     # -- maintenance -------------------------------------------------------------------
     def set_embeddings(self, vectors: dict[str, list[float]]) -> int:
         """Store embeddings computed later (``maxy reindex``); only this account's live nodes."""
@@ -473,16 +513,17 @@ class GraphWriter:
             return 0
         self._check_dimensions()
         rows = [{"id": k, "emb": [float(x) for x in v]} for k, v in vectors.items()]
+        guard = node_guard(self.caller, "n")
         result = self.db.write(
             f"""
             UNWIND $rows AS row
             MATCH (n:{BASE_LABEL} {{nodeId: row.id}})
-            WHERE n.accountId = $acc AND n.deletedAt IS NULL
+            WHERE {guard.clause}
             SET n.embedding = row.emb
             RETURN count(n) AS n
             """,
             rows=rows,
-            acc=self.account.account_id,
+            **guard.params,
         )
         return int(result[0]["n"]) if result else 0
 

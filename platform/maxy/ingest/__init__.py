@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from .chunker import ChunkBounds, chunk_text, split_sentences, split_units
 from .hierarchy import (
+    FileSet,
     IngestResult,
+    SkippedFile,
     attachment_id_for_path,
     build_specs,
     collect_files,
@@ -18,6 +20,7 @@ from .hierarchy import (
     ingest_paths,
     ingest_record,
     ingest_records,
+    protected_folders,
 )
 from .lifecycle import DEFAULT_GRACE_DAYS, purge, soft_delete_attachment
 from .parse import (
@@ -38,9 +41,11 @@ __all__ = [
     "ChunkBounds",
     "ClaudeSummarizer",
     "ExtractiveSummarizer",
+    "FileSet",
     "IngestResult",
     "ParsedDocument",
     "ParsedSection",
+    "SkippedFile",
     "attachment_id_for_path",
     "build_specs",
     "chunk_text",
@@ -58,6 +63,7 @@ __all__ = [
     "parse_html",
     "parse_markdown",
     "parse_text",
+    "protected_folders",
     "purge",
     "soft_delete_attachment",
     "split_sentences",

@@ -81,6 +81,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
+        from ..graph.guards import Caller
         from ..graph.write import GraphWriter
         from .hierarchy import collect_files, ingest_paths
         from .summarize import get_summarizer
@@ -88,8 +89,9 @@ def register(app: typer.Typer) -> None:
         settings = load_settings()
         validated, db, settings = _writer_context(settings)
         try:
-            files = collect_files(paths)  # validate paths before loading the embedder
-            writer = GraphWriter(db, validated, _embedder(settings), created_by="ingest")
+            files = collect_files(paths).files  # validate paths before loading the embedder
+            caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
+            writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
             summarizer = get_summarizer(settings)
             kwargs: dict[str, Any] = {
                 "attachment_id": attachment_id,
@@ -117,15 +119,16 @@ def register(app: typer.Typer) -> None:
                         bar.update(task, completed=done, description=Path(result.path or "").name)
 
                     try:
-                        results = ingest_paths(files, writer, progress=progress, **kwargs)
+                        results = ingest_paths(paths, writer, progress=progress, **kwargs)
                     finally:
                         restore()
             else:
-                results = ingest_paths(files, writer, **kwargs)
+                results = ingest_paths(paths, writer, **kwargs)
         finally:
             db.close()
         failed = [r for r in results if r.error]
         skipped = [r for r in results if r.skipped]
+        refused = [r for r in skipped if r.note]
         written = [r for r in results if not r.error and not r.skipped]
         if json_out:
             emit_json(
@@ -140,7 +143,9 @@ def register(app: typer.Typer) -> None:
                 }
             )
         else:
-            if len(results) == 1 and not failed:
+            for r in refused:
+                err.print(f"[yellow]skipped:[/yellow] {r.note}", highlight=False, soft_wrap=True)
+            if len(results) == 1 and not failed and not refused:
                 r = results[0]
                 what = f"skipped ({r.reason})" if r.skipped else f"{r.sections} sections, {r.chunks} chunks"
                 out.print(f"{r.path}: {r.attachment_id}: {what}", highlight=False)
@@ -162,11 +167,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """Soft-delete a document and its sections and chunks (hidden at once, purged after the grace period)."""
+        from ..graph.guards import Caller
         from .lifecycle import soft_delete_attachment
 
-        validated, db, _ = _writer_context(load_settings())
+        validated, db, settings = _writer_context(load_settings())
         try:
-            stamped = soft_delete_attachment(db, validated.account_id, attachment)
+            caller = Caller.from_settings(settings, validated.account_id)
+            stamped = soft_delete_attachment(db, validated.account_id, attachment, caller=caller)
         finally:
             db.close()
         if json_out:
@@ -183,11 +190,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """Hard-delete nodes soft-deleted longer ago than the grace period."""
+        from ..graph.guards import Caller
         from .lifecycle import purge
 
-        validated, db, _ = _writer_context(load_settings())
+        validated, db, settings = _writer_context(load_settings())
         try:
-            counts = purge(db, validated.account_id, grace_days=grace_days)
+            caller = Caller.from_settings(settings, validated.account_id)
+            counts = purge(db, validated.account_id, grace_days=grace_days, caller=caller)
         finally:
             db.close()
         if json_out:

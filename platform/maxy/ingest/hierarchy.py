@@ -12,9 +12,16 @@ written with ONE ``GraphWriter.write_many(atomic=True, before_write=...)`` call 
 account inside the same transaction: re-ingesting replaces the hierarchy (and so clears
 deletedAt), and a crash at any point leaves the old hierarchy or the new one, never a mix.
 
-The KnowledgeDocument's nodeId depends only on (accountId, attachmentId), so finding the
-previous hierarchy is a unique-index lookup plus two hops, whatever the account's size.
-Section and chunk ids also depend on the content hash and their position.
+The KnowledgeDocument's nodeId depends only on (accountId, attachmentId) (plus the writer's
+view when it is pinned, see ``maxy.graph.confine``), so finding the previous hierarchy is a
+unique-index lookup plus two hops, whatever the account's size. Section and chunk ids also
+depend on the content hash and their position. A writer reads, skips and replaces only the
+hierarchy its caller's guards admit.
+
+Folders are walked without following directory symlinks; a file whose real path leaves the
+folder being ingested, or lies in Maxy's own configuration or data folder, is skipped and
+listed with its reason, so a link planted in a shared folder cannot carry the Neo4j password
+or the key files into the graph.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -30,10 +38,12 @@ from typing import Any
 
 import neo4j
 
-from ..config import SCOPE_VALUES
+from ..config import SCOPE_VALUES, config_dir, get_settings
 from ..embeddings.base import EmbeddingError
 from ..errors import GraphWriteError, ValidationError
 from ..graph.allowlist import check_agent_slug
+from ..graph.confine import default_visibility, id_root
+from ..graph.guards import domain_guard, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
 from .chunker import ChunkBounds, chunk_text
@@ -55,8 +65,9 @@ class IngestResult:
     sections: int = 0
     chunks: int = 0
     skipped: bool = False
-    reason: str | None = None  # skipped: "unchanged" | "empty"; failed: "error"
+    reason: str | None = None  # skipped: "unchanged" | "empty" | "outside-folder" | "protected-folder"; failed: "error"
     error: str | None = None
+    note: str | None = None  # why a file was skipped, for people
     content_hash: str | None = None
     embedded: int = 0
     ms: int = 0
@@ -77,6 +88,7 @@ class IngestResult:
             "skipped": d["skipped"],
             "reason": d["reason"],
             "error": d["error"],
+            "note": d["note"],
             "contentHash": d["content_hash"],
             "embedded": d["embedded"],
             "ms": d["ms"],
@@ -95,16 +107,17 @@ def attachment_id_for_path(path: str | Path) -> str:
     return "file:" + hashlib.sha1(str(Path(path).resolve()).encode("utf-8")).hexdigest()[:24]
 
 
-def document_node_id(account_id: str, attachment_id: str) -> str:
-    return "kdoc-" + _h(account_id, attachment_id)
+# ``root`` below is the writer's id root: the account id, plus its view when pinned (confine.id_root).
+def document_node_id(root: str, attachment_id: str) -> str:
+    return "kdoc-" + _h(root, attachment_id)
 
 
-def section_node_id(account_id: str, attachment_id: str, chash: str, position: int) -> str:
-    return "ksec-" + _h(account_id, attachment_id, chash, position)
+def section_node_id(root: str, attachment_id: str, chash: str, position: int) -> str:
+    return "ksec-" + _h(root, attachment_id, chash, position)
 
 
-def chunk_node_id(account_id: str, attachment_id: str, chash: str, section: int, position: int) -> str:
-    return "kchk-" + _h(account_id, attachment_id, chash, section, position)
+def chunk_node_id(root: str, attachment_id: str, chash: str, section: int, position: int) -> str:
+    return "kchk-" + _h(root, attachment_id, chash, section, position)
 
 
 def content_hash(parsed: ParsedDocument) -> str:
@@ -185,7 +198,7 @@ def _summary_source(title: str, sections: Sequence[ParsedSection]) -> str:
 def build_specs(
     parsed: ParsedDocument,
     attachment_id: str,
-    account_id: str,
+    root: str,
     *,
     chash: str | None = None,
     summarizer: ExtractiveSummarizer | None = None,
@@ -195,12 +208,13 @@ def build_specs(
     agents: Sequence[str] | None = None,
     source: str | None = None,
 ) -> tuple[list[NodeSpec], int, int]:
-    """The node specs of one document (document, then each section and its chunks)."""
+    """The node specs of one document (document, then each section and its chunks); ``root`` is
+    the writer's id root (the account id for an unpinned writer)."""
     bounds = bounds or ChunkBounds()
     summarizer = summarizer or ExtractiveSummarizer()
     chash = chash or content_hash(parsed)
     title = parsed.title
-    doc_id = document_node_id(account_id, attachment_id)
+    doc_id = document_node_id(root, attachment_id)
     agent_list = list(agents) if agents is not None else None
 
     sections = [s for s in parsed.sections if s.text.strip()]
@@ -236,7 +250,7 @@ def build_specs(
         doc_props["sourcePath"] = parsed.source_path
     specs = [NodeSpec(["KnowledgeDocument"], doc_props, node_id=doc_id, scope=scope, agents=agent_list)]
     for s_i, (section, chunks) in enumerate(zip(sections, chunked, strict=True)):
-        sec_id = section_node_id(account_id, attachment_id, chash, s_i)
+        sec_id = section_node_id(root, attachment_id, chash, s_i)
         specs.append(
             NodeSpec(
                 ["Section"],
@@ -255,7 +269,7 @@ def build_specs(
         )
         prev: str | None = None
         for c_i, content in enumerate(chunks):
-            chunk_id = chunk_node_id(account_id, attachment_id, chash, s_i, c_i)
+            chunk_id = chunk_node_id(root, attachment_id, chash, s_i, c_i)
             edges = [Edge("HAS_CHUNK", sec_id, "in")]
             if prev is not None:
                 edges.append(Edge("NEXT", prev, "in"))
@@ -285,34 +299,39 @@ def build_specs(
 
 # ---------------------------------------------------------------------------------------
 # Writing
-_LIVE = """
-UNWIND $ids AS id
-MATCH (d:Node {nodeId: id})
-WHERE d.accountId = $acc AND d:KnowledgeDocument AND d.deletedAt IS NULL
-RETURN d.nodeId AS id, d.contentHash AS hash, d.scope AS scope, d.agents AS agents,
-       d.sectionCount AS sections, d.chunkCount AS chunks, d.title AS title
-"""
-
-_DELETE_HIERARCHY = """
-UNWIND $docs AS doc
-MATCH (d:Node {nodeId: doc.id})
-WHERE d.accountId = $acc AND d.attachmentId = doc.att
-OPTIONAL MATCH (d)-[:HAS_SECTION]->(s:Section)
-WHERE s.accountId = $acc AND s.attachmentId = doc.att
-OPTIONAL MATCH (s)-[:HAS_CHUNK]->(c:Chunk)
-WHERE c.accountId = $acc AND c.attachmentId = doc.att
-WITH collect(DISTINCT d) + collect(DISTINCT s) + collect(DISTINCT c) AS doomed
-UNWIND doomed AS n
-DETACH DELETE n
-RETURN count(*) AS deleted
-"""
+def _live_query(writer: GraphWriter) -> tuple[str, dict[str, Any]]:
+    guard = node_guard(writer.caller, "d")
+    query = f"""
+    UNWIND $ids AS id
+    MATCH (d:Node {{nodeId: id}})
+    WHERE d:KnowledgeDocument AND {guard.clause}
+    RETURN d.nodeId AS id, d.contentHash AS hash, d.scope AS scope, d.agents AS agents,
+           d.sectionCount AS sections, d.chunkCount AS chunks, d.title AS title
+    """
+    return query, guard.params
 
 
-def _replace_previous(account_id: str, plans: list[_Plan]) -> Callable[[neo4j.ManagedTransaction], None]:
+def _replace_previous(writer: GraphWriter, plans: list[_Plan]) -> Callable[[neo4j.ManagedTransaction], None]:
+    """Delete the previous hierarchy of each document, live or soft-deleted, as far as the
+    writer's view reaches; the write primitive then refuses any id still held outside it."""
     docs = [{"id": p.doc_id, "att": p.attachment_id} for p in plans]
+    d, s, c = (domain_guard(writer.caller, v) for v in ("d", "s", "c"))
+    query = f"""
+    UNWIND $docs AS doc
+    MATCH (d:Node {{nodeId: doc.id}})
+    WHERE d.attachmentId = doc.att AND {d.clause}
+    OPTIONAL MATCH (d)-[:HAS_SECTION]->(s:Section)
+    WHERE s.attachmentId = doc.att AND {s.clause}
+    OPTIONAL MATCH (s)-[:HAS_CHUNK]->(c:Chunk)
+    WHERE c.attachmentId = doc.att AND {c.clause}
+    WITH collect(DISTINCT d) + collect(DISTINCT s) + collect(DISTINCT c) AS doomed
+    UNWIND doomed AS n
+    DETACH DELETE n
+    RETURN count(*) AS deleted
+    """
 
     def before_write(tx: neo4j.ManagedTransaction) -> None:
-        tx.run(_DELETE_HIERARCHY, docs=docs, acc=account_id).consume()
+        tx.run(query, docs=docs, **d.params).consume()
 
     return before_write
 
@@ -321,7 +340,8 @@ def _unchanged(writer: GraphWriter, plans: list[_Plan], scope: str | None, agent
     """Doc ids whose live hierarchy already has this content, scope and agents."""
     if not plans:
         return set()
-    rows = writer.db.read(_LIVE, ids=[p.doc_id for p in plans], acc=writer.account.account_id)
+    query, params = _live_query(writer)
+    rows = writer.db.read(query, ids=[p.doc_id for p in plans], **params)
     by_id = {p.doc_id: p for p in plans}
     same = set()
     for row in rows:
@@ -365,7 +385,9 @@ def _ingest_parsed(
     """Ingest documents together: one skip check, one atomic write for all that changed."""
     started = time.perf_counter()
     account_id = writer.account.account_id
-    agent_list = _check_scope_agents(scope, agents)
+    root = id_root(writer.caller)
+    # What the primitive will store (a pinned writer's own view by default): the skip check compares it.
+    scope, agent_list = default_visibility(writer.caller, scope, _check_scope_agents(scope, agents))
     bounds = bounds or ChunkBounds.from_env()
     plans: list[_Plan] = []
     results: list[IngestResult] = []
@@ -373,7 +395,7 @@ def _ingest_parsed(
         attachment_id = check_attachment_id(attachment_id)
         result = IngestResult(attachment_id, title=parsed.title, path=parsed.source_path)
         results.append(result)
-        result.document_id = document_node_id(account_id, attachment_id)
+        result.document_id = document_node_id(root, attachment_id)
         if parsed.is_empty:
             result.skipped, result.reason = True, "empty"
             continue
@@ -399,7 +421,7 @@ def _ingest_parsed(
             plan.specs, plan.result.sections, plan.result.chunks = build_specs(
                 plan.parsed,
                 plan.attachment_id,
-                account_id,
+                root,
                 chash=plan.chash,
                 summarizer=summarizer,
                 embed=embed,
@@ -409,7 +431,7 @@ def _ingest_parsed(
                 source=source,
             )
             specs.extend(plan.specs)
-        written = writer.write_many(specs, atomic=True, before_write=_replace_previous(account_id, todo))
+        written = writer.write_many(specs, atomic=True, before_write=_replace_previous(writer, todo))
         embedded = {w.node_id for w in written if w.embedded}
         for plan in todo:
             plan.result.embedded = sum(1 for s in plan.specs or [] if s.node_id in embedded)
@@ -546,33 +568,88 @@ def _hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in rel.parts)
 
 
-def collect_files(paths: Iterable[str | Path]) -> list[Path]:
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file found but not ingested, and why (``reason`` is a slug, ``note`` a sentence)."""
+
+    path: Path
+    reason: str
+    note: str
+
+
+@dataclass
+class FileSet:
+    files: list[Path]
+    skipped: list[SkippedFile]
+
+
+def protected_folders() -> tuple[Path, ...]:
+    """Maxy's configuration folder (.env with the Neo4j password, the local server) and data
+    folder (accounts and their API key files): never ingested."""
+    folders = {config_dir().expanduser().resolve()}
+    try:
+        folders.add(get_settings().data_root.expanduser().resolve())
+    except Exception:  # noqa: BLE001 - unreadable settings: the config folder is still protected
+        pass
+    return tuple(sorted(folders))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _walk(root: Path) -> list[Path]:
+    """Supported, non-hidden files under ``root``; directory symlinks are not followed."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in filenames:
+            f = Path(dirpath) / name
+            if f.suffix.lower() in SUPPORTED_EXTENSIONS and not _hidden(f, root) and f.is_file():
+                out.append(f)
+    return sorted(out)
+
+
+def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | None = None) -> FileSet:
     """Files to ingest: named files (which must have a supported extension) and every
-    supported, non-hidden file under named folders, sorted, each once."""
+    supported, non-hidden file under named folders, sorted, each real file once.
+
+    Every file is judged by its real path (symlinks resolved): one that leaves the folder it
+    was found in, or lies in a protected folder (default: :func:`protected_folders`), is
+    skipped and listed in ``FileSet.skipped``."""
+    guarded = tuple(Path(p).resolve() for p in (protected_folders() if protected is None else protected))
     found: list[Path] = []
+    skipped: list[SkippedFile] = []
     seen: set[Path] = set()
+
+    def take(f: Path, folder: Path | None) -> None:
+        real = f.resolve()
+        if folder is not None and not _inside(real, folder):
+            skipped.append(SkippedFile(f, "outside-folder", f"{f} links to {real}, outside the folder {folder}"))
+        elif any(_inside(real, g) for g in guarded):
+            skipped.append(
+                SkippedFile(f, "protected-folder", f"{f} is in Maxy's configuration or data folder ({real}): never ingested")
+            )
+        elif real not in seen:
+            seen.add(real)
+            found.append(real)
+
     for raw in paths:
         p = Path(raw).expanduser()
         if p.is_dir():
-            root = p.resolve()
-            for f in sorted(root.rglob("*")):
-                if f.is_file() and f.suffix.lower() in SUPPORTED_EXTENSIONS and not _hidden(f, root):
-                    if f not in seen:
-                        seen.add(f)
-                        found.append(f)
+            folder = p.resolve()
+            for f in _walk(folder):
+                take(f, folder)
         elif p.is_file():
             if p.suffix.lower() not in SUPPORTED_EXTENSIONS:
                 raise ValidationError(
                     str(p),
                     f"unsupported file type {p.suffix or '(none)'!r}; supported: {', '.join(SUPPORTED_EXTENSIONS)}",
                 )
-            f = p.resolve()
-            if f not in seen:
-                seen.add(f)
-                found.append(f)
+            take(p, None)
         else:
             raise ValidationError(str(p), "no such file or folder")
-    return found
+    return FileSet(found, skipped)
 
 
 def ingest_paths(
@@ -594,7 +671,8 @@ def ingest_paths(
     the walk goes on; an unreachable database aborts. ``attachment_id`` is only allowed
     for a single file; otherwise each file's id is :func:`attachment_id_for_path`.
     """
-    files = collect_files(paths)
+    collected = collect_files(paths)
+    files = collected.files
     if attachment_id is not None:
         check_attachment_id(attachment_id)
         if len(files) != 1:
@@ -603,6 +681,13 @@ def ingest_paths(
     bounds = bounds or ChunkBounds.from_env()
     summarizer = summarizer or get_summarizer()
     results: list[IngestResult] = []
+    for skip in collected.skipped:
+        result = IngestResult("", skipped=True, reason=skip.reason, note=skip.note, path=str(skip.path))
+        log_line(
+            "ingest", "skip", level=logging.WARNING, reason=skip.reason, path=str(skip.path),
+            accountId=short(writer.account.account_id),
+        )
+        results.append(result)
     for i, f in enumerate(files):
         att = attachment_id or attachment_id_for_path(f)
         started = time.perf_counter()

@@ -9,6 +9,9 @@ replaces the hierarchy and so clears deletedAt.
 ``purge`` hard-deletes (DETACH DELETE) the account's nodes whose deletedAt is older than
 the grace period (7 days by default), in batches (``CALL {...} IN TRANSACTIONS``): it is
 safe to interrupt and re-run.
+
+Both reach only the caller's domain (``domain_guard``: account, pinned scopes and agent, live
+or deleted): a pinned caller cannot delete, and so cannot probe, a document it may not read.
 """
 
 from __future__ import annotations
@@ -21,54 +24,79 @@ import neo4j
 
 from ..db import Database
 from ..errors import ValidationError
+from ..graph.confine import not_writable
+from ..graph.guards import Caller, domain_guard
 from ..logs import log_line, short
 from .hierarchy import check_attachment_id
 
 DEFAULT_GRACE_DAYS = 7
 PURGE_BATCH_ROWS = 1000
 
-_SOFT_DELETE = """
-MATCH (d:KnowledgeDocument {accountId: $acc, attachmentId: $att})
-WITH collect(d) AS docs
-OPTIONAL MATCH (n:Node {accountId: $acc})
-WHERE n.attachmentId = $att AND (n:Section OR n:Chunk)
-WITH docs, collect(n) AS parts
-WITH docs + parts AS nodes, size(docs) AS docCount
-UNWIND nodes AS n
-WITH n, docCount, n.deletedAt IS NULL AS fresh
-SET n.deletedAt = coalesce(n.deletedAt, $now)
-RETURN docCount, count(n) AS total, sum(CASE WHEN fresh THEN 1 ELSE 0 END) AS stamped,
-       min(n.deletedAt) AS deletedAt
-"""
+def _soft_delete_query(caller: Caller) -> tuple[str, dict[str, Any]]:
+    d, n = domain_guard(caller, "d"), domain_guard(caller, "n")
+    query = f"""
+    MATCH (d:KnowledgeDocument {{accountId: $acc, attachmentId: $att}})
+    WHERE {d.clause}
+    WITH collect(d) AS docs
+    OPTIONAL MATCH (n:Node {{accountId: $acc}})
+    WHERE n.attachmentId = $att AND (n:Section OR n:Chunk) AND {n.clause}
+    WITH docs, collect(n) AS parts
+    WITH docs + parts AS nodes, size(docs) AS docCount
+    UNWIND nodes AS n
+    WITH n, docCount, n.deletedAt IS NULL AS fresh
+    SET n.deletedAt = coalesce(n.deletedAt, $now)
+    RETURN docCount, count(n) AS total, sum(CASE WHEN fresh THEN 1 ELSE 0 END) AS stamped,
+           min(n.deletedAt) AS deletedAt
+    """
+    return query, d.params
 
-_PURGE = """
-MATCH (n:Node {accountId: $acc})
-WHERE n.deletedAt IS NOT NULL AND datetime(n.deletedAt) < datetime($cutoff)
-WITH n, [l IN labels(n) WHERE l <> 'Node'] AS labels
-CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF $rows ROWS
-UNWIND (CASE WHEN size(labels) = 0 THEN ['Node'] ELSE labels END) AS label
-RETURN label, count(*) AS count
-"""
+
+def _purge_query(caller: Caller) -> tuple[str, dict[str, Any]]:
+    n = domain_guard(caller, "n")
+    query = f"""
+    MATCH (n:Node {{accountId: $acc}})
+    WHERE n.deletedAt IS NOT NULL AND datetime(n.deletedAt) < datetime($cutoff) AND {n.clause}
+    WITH n, [l IN labels(n) WHERE l <> 'Node'] AS labels
+    CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF $rows ROWS
+    UNWIND (CASE WHEN size(labels) = 0 THEN ['Node'] ELSE labels END) AS label
+    RETURN label, count(*) AS count
+    """
+    return query, n.params
+
+
+def _caller(account_id: str, caller: Caller | None) -> Caller:
+    if not account_id:
+        raise ValidationError("accountId", "a validated account id is required")
+    if caller is not None and caller.account_id != account_id:
+        raise ValidationError("accountId", "the caller belongs to another account")
+    return caller or Caller(account_id)
 
 
 def _iso(value: datetime) -> str:
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
 
 
-def soft_delete_attachment(db: Database, account_id: str, attachment_id: str, *, now: datetime | None = None) -> int:
+def soft_delete_attachment(
+    db: Database,
+    account_id: str,
+    attachment_id: str,
+    *,
+    now: datetime | None = None,
+    caller: Caller | None = None,
+) -> int:
     """Stamp deletedAt on the document, its sections and chunks; return how many were newly stamped.
 
-    Raises ValidationError(field="attachmentId") when the account has no KnowledgeDocument
-    with that attachmentId.
+    Raises GraphWriteError(reason="not-writable") naming attachmentId when the caller's
+    domain (default: the whole account) has no KnowledgeDocument with that attachmentId.
     """
-    if not account_id:
-        raise ValidationError("accountId", "a validated account id is required")
+    view = _caller(account_id, caller)
     attachment_id = check_attachment_id(attachment_id)
     started = time.perf_counter()
     stamp = _iso(now or datetime.now(UTC))
+    query, params = _soft_delete_query(view)
 
     def work(tx: neo4j.ManagedTransaction) -> dict[str, Any] | None:
-        record = tx.run(_SOFT_DELETE, acc=account_id, att=attachment_id, now=stamp).single()
+        record = tx.run(query, acc=account_id, att=attachment_id, now=stamp, **params).single()
         return record.data() if record is not None else None
 
     row = db.write_tx(work)
@@ -85,7 +113,7 @@ def soft_delete_attachment(db: Database, account_id: str, attachment_id: str, *,
                 orphans=True,
             )
             return int(row["stamped"] or 0)
-        raise ValidationError("attachmentId", f"no document with attachmentId {attachment_id!r} in this account")
+        raise not_writable("attachmentId", attachment_id, "document")
     stamped = int(row["stamped"] or 0)
     log_line(
         "ingest",
@@ -101,19 +129,25 @@ def soft_delete_attachment(db: Database, account_id: str, attachment_id: str, *,
 
 
 def purge(
-    db: Database, account_id: str, grace_days: float = DEFAULT_GRACE_DAYS, now: datetime | None = None
+    db: Database,
+    account_id: str,
+    grace_days: float = DEFAULT_GRACE_DAYS,
+    now: datetime | None = None,
+    *,
+    caller: Caller | None = None,
 ) -> dict[str, int]:
-    """Hard-delete the account's nodes soft-deleted more than ``grace_days`` ago; counts per label.
+    """Hard-delete the caller's nodes (default: the account's) soft-deleted more than
+    ``grace_days`` ago; counts per label.
 
     A node with several labels (besides the base :Node) is counted under each of them.
     """
-    if not account_id:
-        raise ValidationError("accountId", "a validated account id is required")
+    view = _caller(account_id, caller)
     if isinstance(grace_days, bool) or not isinstance(grace_days, (int, float)) or grace_days < 0:
         raise ValidationError("graceDays", "must be a number of days >= 0")
     started = time.perf_counter()
     cutoff = _iso((now or datetime.now(UTC)) - timedelta(days=grace_days))
-    rows = db.autocommit(_PURGE, acc=account_id, cutoff=cutoff, rows=PURGE_BATCH_ROWS)
+    query, params = _purge_query(view)
+    rows = db.autocommit(query, acc=account_id, cutoff=cutoff, rows=PURGE_BATCH_ROWS, **params)
     counts = {r["label"]: int(r["count"]) for r in sorted(rows, key=lambda r: r["label"])}
     log_line(
         "ingest",

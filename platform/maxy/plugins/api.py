@@ -144,7 +144,13 @@ class ToolContext:
             raise ToolError("this server is read-only (public role): writes are not available")
         if self.account is None:
             raise ToolError("ACCOUNT_ID was not validated at start: writes are not available")
-        return GraphWriter(self.db, self.account, self.embedder, created_by=created_by or f"agent:{self.plugin or 'mcp'}")
+        return GraphWriter(
+            self.db,
+            self.account,
+            self.embedder,
+            caller=self.caller,  # writes stay inside the view the pins give this server
+            created_by=created_by or f"agent:{self.plugin or 'mcp'}",
+        )
 
 
 def require(condition: bool, field_name: str, reason: str) -> None:

@@ -1,7 +1,7 @@
 """Backfill embeddings for nodes stored without one (embedder outage, new index, new model).
 
 Resumable by construction: each batch commits on its own, and a re-run picks up exactly the
-nodes whose embedding is still null.
+nodes whose embedding is still null. A pinned caller reaches (and counts) only its own view.
 """
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..accounts import ValidatedAccount
 from ..db import Database
 from ..embeddings.base import Embedder, EmbeddingError
 from ..graph.allowlist import INDEXED_LABELS, check_labels
+from ..graph.guards import Caller, node_guard
 from ..graph.text import embedding_text
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
@@ -26,23 +28,20 @@ def _labels(labels: Sequence[str] | None) -> list[str]:
     return [label for label in checked if label in INDEXED_LABELS]
 
 
-_MISSING = """
-    MATCH (n:Node)
-    WHERE n.accountId = $acc AND n.embedding IS NULL AND n.deletedAt IS NULL
-      AND any(l IN labels(n) WHERE l IN $labels) AND n.nodeId > $after
-    RETURN n.nodeId AS id, labels(n) AS labels, properties(n) AS props
-    ORDER BY n.nodeId
-    LIMIT $limit
-"""
-
-
-def count_missing(db: Database, account_id: str, labels: Sequence[str] | None = None) -> int:
-    rows = db.read(
-        "MATCH (n:Node) WHERE n.accountId = $acc AND n.embedding IS NULL AND n.deletedAt IS NULL "
-        "AND any(l IN labels(n) WHERE l IN $labels) RETURN count(n) AS c",
-        acc=account_id,
-        labels=_labels(labels),
+def _missing(caller: Caller, tail: str) -> tuple[str, dict[str, Any]]:
+    guard = node_guard(caller, "n")
+    query = (
+        f"MATCH (n:Node) WHERE {guard.clause} AND n.embedding IS NULL "
+        f"AND any(l IN labels(n) WHERE l IN $labels) {tail}"
     )
+    return query, guard.params
+
+
+def count_missing(
+    db: Database, account_id: str, labels: Sequence[str] | None = None, *, caller: Caller | None = None
+) -> int:
+    query, params = _missing(caller or Caller(account_id), "RETURN count(n) AS c")
+    rows = db.read(query, labels=_labels(labels), **params)
     return int(rows[0]["c"])
 
 
@@ -54,15 +53,21 @@ def reindex(
     labels: Sequence[str] | None = None,
     batch_size: int = 64,
     progress: Callable[[int], None] | None = None,
+    caller: Caller | None = None,
 ) -> dict[str, int]:
     started = time.perf_counter()
     wanted = _labels(labels)
     account_id = account.account_id
-    writer = GraphWriter(db, account, embedder, created_by="reindex")
+    writer = GraphWriter(db, account, embedder, caller=caller, created_by="reindex")
+    query, params = _missing(
+        writer.caller,
+        "AND n.nodeId > $after RETURN n.nodeId AS id, labels(n) AS labels, properties(n) AS props "
+        "ORDER BY n.nodeId LIMIT $limit",
+    )
     embedded = failed = skipped = 0
     after = ""
     while True:
-        rows = db.read(_MISSING, acc=account_id, labels=wanted, after=after, limit=batch_size)
+        rows = db.read(query, labels=wanted, after=after, limit=batch_size, **params)
         if not rows:
             break
         after = rows[-1]["id"]
@@ -78,7 +83,7 @@ def reindex(
         embedded += writer.set_embeddings(dict(zip(todo, vectors, strict=True)))
         if progress is not None:
             progress(embedded + skipped)
-    remaining = count_missing(db, account_id, labels)
+    remaining = count_missing(db, account_id, labels, caller=writer.caller)
     summary = {
         "embedded": embedded,
         "skipped": skipped,
