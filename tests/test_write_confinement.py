@@ -18,7 +18,6 @@ session-compact, purge) aimed at random targets, visible or not. Oracles:
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +40,7 @@ from maxy_plugins.session.tools import _conversation_node_id
 from mcp import Client
 
 from tests.conftest import purge_account
+from tests.graph_snapshot import assert_confined, in_domain, snapshot
 from tests.plugins_fixture.helpers import text
 
 SCOPES = [None, "public", "shared", "admin"]
@@ -154,34 +154,6 @@ def seed(db: Any, mine: Any, theirs: Any, nodes: list[dict[str, Any]], edges: li
         at=DELETED_AT,
     )
     return out
-
-
-def snapshot(db: Any, accounts: list[str]) -> tuple[dict[str, dict[str, Any]], set[tuple[str, str, str, str]]]:
-    nodes = {
-        r["id"]: {"labels": sorted(r["labels"]), "props": r["props"]}
-        for r in db.read(
-            "MATCH (n:Node) WHERE n.accountId IN $accs RETURN n.nodeId AS id, labels(n) AS labels, properties(n) AS props",
-            accs=accounts,
-        )
-    }
-    edges = {
-        (r["a"], r["t"], r["b"], json.dumps(r["p"], sort_keys=True))
-        for r in db.read(
-            "MATCH (a:Node)-[r]->(b:Node) WHERE a.accountId IN $accs OR b.accountId IN $accs "
-            "RETURN a.nodeId AS a, type(r) AS t, b.nodeId AS b, properties(r) AS p",
-            accs=accounts,
-        )
-    }
-    return nodes, edges
-
-
-def in_domain(props: dict[str, Any], caller: Caller) -> bool:
-    """The oracle: account, pinned scopes and pinned agent, whatever the soft-delete mark."""
-    if props.get("accountId") != caller.account_id:
-        return False
-    if caller.allowed_scopes is not None and props.get("scope") is not None and props["scope"] not in caller.allowed_scopes:
-        return False
-    return caller.agent_slug is None or caller.agent_slug in (props.get("agents") or [])
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,7 +301,7 @@ def test_writes_never_reach_outside_the_writers_domain(db, embedder, data_root, 
         caller = base.caller
         server = create_mcp_server(plugins, "admin", lambda plugin, headers: replace(base, plugin=plugin))
         accounts = [mine.account_id, theirs.account_id]
-        before_nodes, before_edges = snapshot(db, accounts)
+        before = snapshot(db, accounts)
 
         async def run() -> list[str]:
             problems: list[str] = []
@@ -359,24 +331,7 @@ def test_writes_never_reach_outside_the_writers_domain(db, embedder, data_root, 
         problems = anyio.run(run)
         assert not problems, problems
 
-        after_nodes, after_edges = snapshot(db, accounts)
-        audit = {i for i, n in after_nodes.items() if i not in before_nodes and "ToolCall" in n["labels"]
-                 and n["props"].get("createdBy") == "mcp-audit"}
-        gone = set(before_nodes) - set(after_nodes)
-
-        def incident(edges: set, node_id: str) -> set:
-            return {e for e in edges if node_id in (e[0], e[2]) and not ({e[0], e[2]} & (gone | audit))}
-
-        for node_id, node in before_nodes.items():
-            if in_domain(node["props"], caller):
-                if node_id in after_nodes:  # updated inside the domain, never pushed out of it
-                    assert in_domain(after_nodes[node_id]["props"], caller), (node_id, after_nodes[node_id])
-                continue
-            assert node_id in after_nodes, f"hidden node {node_id} was deleted"
-            assert after_nodes[node_id] == node, f"hidden node {node_id} changed"
-            assert incident(after_edges, node_id) == incident(before_edges, node_id), f"relationships of hidden {node_id} changed"
-        for node_id in set(after_nodes) - set(before_nodes) - audit:
-            assert in_domain(after_nodes[node_id]["props"], caller), f"created outside the domain: {after_nodes[node_id]}"
+        assert_confined(before, snapshot(db, accounts), caller)
     finally:
         purge_account(db, mine.account_id)
         purge_account(db, theirs.account_id)

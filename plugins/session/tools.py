@@ -102,7 +102,7 @@ def session_compact(
     require(any(briefing.values()), "asked", "the briefing is empty: fill in at least one field")
     text = _render_briefing(briefing)
     require(len(text) <= MAX_BRIEFING_CHARS, "briefing", f"at most {MAX_BRIEFING_CHARS:,} characters in all")
-    w = writer(ctx)
+    writer(ctx)  # refuses the public role before anything else
     key = ctx.session_node_id or ctx.session_id
     if not key:
         raise ToolError("SESSION_NODE_ID: no active conversation is set for this server; nothing was written")

@@ -624,12 +624,12 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
 
     def take(f: Path, folder: Path | None) -> None:
         real = f.resolve()
-        if folder is not None and not _inside(real, folder):
-            skipped.append(SkippedFile(f, "outside-folder", f"{f} links to {real}, outside the folder {folder}"))
-        elif any(_inside(real, g) for g in guarded):
+        if any(_inside(real, g) for g in guarded):
             skipped.append(
                 SkippedFile(f, "protected-folder", f"{f} is in Maxy's configuration or data folder ({real}): never ingested")
             )
+        elif folder is not None and not _inside(real, folder):
+            skipped.append(SkippedFile(f, "outside-folder", f"{f} links to {real}, outside the folder {folder}"))
         elif real not in seen:
             seen.add(real)
             found.append(real)
