@@ -220,7 +220,7 @@ def test_provenance_task_and_conversation_sources(db, account, embedder, setting
         with pytest.raises(ToolError, match="^producedByTaskId: no Task"):
             mem.memory_write(in_conv, labels=["Person"], properties={"name": "Eve Evil"}, producedByTaskId=task_id)
     assert count(db, account.account_id) == before
-    assert "reason=task-not-in-account" in caplog.text
+    assert "[graph-write] reject reason=not-writable field=producedByTaskId" in caplog.text
 
 
 # ---------------------------------------------------------------------------------------

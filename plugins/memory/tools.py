@@ -331,7 +331,8 @@ def memory_write(
             log_line(
                 "graph-write",
                 "reject",
-                reason="task-not-in-account",
+                reason="not-writable",
+                field="producedByTaskId",
                 taskId=short(str(producedByTaskId)),
                 accountId=short(ctx.caller.account_id),
             )
