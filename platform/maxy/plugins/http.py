@@ -17,6 +17,7 @@ import logging
 import os
 import secrets
 import threading
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
@@ -33,10 +34,13 @@ from ..logs import log_line, short
 from .api import Role, ToolContext, ToolError
 from .discovery import LoadedPlugin
 from .server import ROLES, MaxyMCPServer, _embedder, create_mcp_server, pinned_context
+from .stdio import bad_message
 
 API_KEYS_FILE = "api-keys.json"
 KEY_PREFIX = "mxy"
 MCP_PATH = "/mcp"
+SESSION_HEADER = "mcp-session-id"
+_MAX_BOUND_SESSIONS = 50_000  # above the SDK's default cap of open sessions (10,000 per role server)
 _lock = threading.Lock()
 
 
@@ -279,18 +283,22 @@ class KeyContexts:
 
 
 class McpEndpoint:
-    """ASGI endpoint at /mcp: authenticate, then hand the request to the key's role server."""
+    """ASGI endpoint at /mcp: authenticate, hold each session to the key that opened it, answer
+    an undecodable body, then hand the request to the key's role server."""
 
     def __init__(self, servers: Mapping[str, MaxyMCPServer], store: ApiKeyStore):
         self.servers = servers
         self.store = store
+        self._owners: dict[str, str] = {}  # mcp-session-id -> the key id that opened the session
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         import anyio
+        from mcp.server.transport_security import RequestBodyLimitMiddleware
         from starlette.datastructures import Headers
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse, Response
 
-        key = Headers(scope=scope).get("x-api-key")
+        headers = Headers(scope=scope)
+        key = headers.get("x-api-key")
         record = await anyio.to_thread.run_sync(self.store.resolve, key) if key else None
         if record is None:
             reason = "missing-key" if not key else "unknown-key"
@@ -299,7 +307,72 @@ class McpEndpoint:
             response = JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": "x-api-key"})
             await response(scope, receive, send)
             return
-        await self.servers[record.role].session_manager.handle_request(scope, receive, send)
+        manager = self.servers[record.role].session_manager
+        scope, send = self._hold_session(scope, send, record.key_id, headers.get(SESSION_HEADER))
+        if scope["method"] != "POST":
+            await manager.handle_request(scope, receive, send)
+            return
+
+        async def checked(scope: Any, receive: Any, send: Any) -> None:
+            messages, body = await _read_body(receive)
+            bad = bad_message(body) if messages and messages[-1]["type"] == "http.request" else None
+            if bad is None:
+                await manager.handle_request(scope, _replay(messages, receive), send)
+                return
+            log_line("mcp-http", "bad-request", level=logging.WARNING, reason=bad.reason, keyId=record.key_id)
+            body_json = bad.reply().model_dump_json(by_alias=True, exclude_unset=True)
+            await Response(body_json, status_code=400, media_type="application/json")(scope, receive, send)
+
+        # the SDK's size limit applies before the body is read here
+        await RequestBodyLimitMiddleware(checked, manager.max_request_body_size)(scope, receive, send)
+
+    def _hold_session(self, scope: Any, send: Any, key_id: str, session: str | None) -> tuple[Any, Any]:
+        """Bind a session opened by this request to ``key_id``; a session id bound to another key
+        (or to none) is replaced by a fresh one, so the SDK answers exactly as for an unknown session."""
+        if session is not None and self._owners.get(session) != key_id:
+            if session in self._owners:
+                log_line("mcp-http", "session-key-mismatch", level=logging.WARNING, keyId=key_id)
+            scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k != SESSION_HEADER.encode()])
+            scope["headers"].append((SESSION_HEADER.encode(), uuid.uuid4().hex.encode()))
+            return scope, send
+        method = scope["method"]
+
+        async def watching(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                opened = next((v for k, v in message.get("headers", ()) if k.lower() == SESSION_HEADER.encode()), None)
+                if session is None and opened and status < 400:
+                    self._bind(opened.decode("latin-1"), key_id)
+                elif session is not None and (status == 404 or (method == "DELETE" and status < 400)):
+                    self._owners.pop(session, None)  # deleted by its client, or expired in the SDK
+            await send(message)
+
+        return scope, watching
+
+    def _bind(self, session: str, key_id: str) -> None:
+        self._owners[session] = key_id
+        while len(self._owners) > _MAX_BOUND_SESSIONS:  # expired unseen, oldest first (a live one dropped is refused)
+            self._owners.pop(next(iter(self._owners)))
+
+
+async def _read_body(receive: Any) -> tuple[list[Any], bytes]:
+    """Every message of the request body (and a disconnect, if one came instead)."""
+    messages: list[Any] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    return messages, b"".join(m.get("body", b"") for m in messages if m["type"] == "http.request")
+
+
+def _replay(messages: list[Any], receive: Any) -> Any:
+    pending = list(messages)
+
+    async def replay() -> Any:
+        return pending.pop(0) if pending else await receive()
+
+    return replay
 
 
 def create_app(

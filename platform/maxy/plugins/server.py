@@ -419,8 +419,10 @@ def run_stdio(plugins: Sequence[LoadedPlugin], role: Role, settings: Settings | 
     log_line(
         "mcp", "serve", transport="stdio", role=role, plugins=[p.name for p in plugins], tools=len(server.maxy_tools)
     )
+    from .stdio import serve_stdio
+
     try:
-        anyio.run(server.run_stdio_async)
+        anyio.run(serve_stdio, server)  # like server.run_stdio_async, but a line it cannot decode is answered
     finally:
         contexts.close()
 

@@ -1,0 +1,198 @@
+"""A JSON-RPC error reply for every request the server cannot decode.
+
+The SDK's stdio reader turns a line it cannot decode (bad JSON, a lone surrogate escape,
+valid JSON that is no JSON-RPC message) into an exception on the read stream, and the
+server drops it with a debug log: the client waits for its own timeout. ``serve_stdio``
+answers each such line on stdout instead (-32700 Parse error or -32600 Invalid Request,
+with the request's id when it can be recovered) and keeps serving. ``bad_message`` is the
+same verdict for a whole HTTP body.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import pydantic_core
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
+
+from ..logs import log_line
+
+RequestId = int | str
+
+
+@dataclass(frozen=True)
+class BadMessage:
+    """Why a message cannot be served, as the JSON-RPC error that answers it."""
+
+    request_id: RequestId | None
+    code: int
+    message: str
+
+    @property
+    def reason(self) -> str:
+        return "parse-error" if self.code == PARSE_ERROR else "invalid-request"
+
+    def reply(self) -> JSONRPCError:
+        return JSONRPCError(jsonrpc="2.0", id=self.request_id, error=ErrorData(code=self.code, message=self.message))
+
+
+def _valid_id(value: Any) -> RequestId | None:
+    return value if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)) else None
+
+
+def _id_of(message: Any) -> RequestId | None:
+    return _valid_id(message.get("id")) if isinstance(message, dict) else None
+
+
+def recover_id(raw: str | bytes) -> RequestId | None:
+    """The top-level ``id`` of a message that does not parse, when it can be told for sure."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    try:
+        return _id_of(json.loads(text))  # Python's parser takes lone surrogates, which pydantic-core refuses
+    except ValueError:
+        pass
+    try:
+        partial = pydantic_core.from_json(text, allow_partial=True)  # a truncated message up to its cut
+    except ValueError:
+        return None
+    found = _id_of(partial)
+    # a number at the cut may itself be cut short: keep it only if something follows it
+    if isinstance(found, int) and not re.search(rf'"id"\s*:\s*{found}\s*[,}}]', text):
+        return None
+    return found
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _invalid(value: Any) -> BadMessage:
+    return BadMessage(
+        _id_of(value),
+        INVALID_REQUEST,
+        'Invalid Request: expected one JSON-RPC 2.0 object ("jsonrpc": "2.0" with a method, result or error), '
+        f"got {_kind(value)}" + (" that is not one" if isinstance(value, dict) else ""),
+    )
+
+
+def bad_message(raw: str | bytes) -> BadMessage | None:
+    """None when ``raw`` is one JSON-RPC message the SDK decodes, else the error that answers it."""
+    try:
+        value = pydantic_core.from_json(raw)  # the SDK's own parser: what it refuses is refused here
+    except ValueError as err:
+        return BadMessage(recover_id(raw), PARSE_ERROR, f"Parse error: {err}")
+    try:
+        jsonrpc_message_adapter.validate_python(value, by_name=False)
+    except ValidationError:
+        return _invalid(value)
+    return None
+
+
+def _message_of(err: ValidationError) -> Any:
+    """The whole decoded message behind a validation error (its errors carry only their own input)."""
+    for e in err.errors():
+        loc = e.get("loc", ())
+        if len(loc) <= 1 or (e.get("type") == "missing" and len(loc) == 2):
+            return e.get("input")
+    return None
+
+
+def bad_stream_item(exc: Exception) -> BadMessage | None:
+    """The error answering an exception the stdio reader put on the stream; None for a blank line."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0] if exc.error_count() else {}
+        if first.get("type") == "json_invalid" and isinstance(first.get("input"), str | bytes):
+            raw = first["input"].strip()  # without its line end, a line cut inside a string still yields its id
+            return bad_message(raw) if raw else None
+        return _invalid(_message_of(exc))
+    return BadMessage(None, PARSE_ERROR, f"Parse error: {type(exc).__name__}")
+
+
+class AnsweringReadStream:
+    """The read stream the server sees: undecodable items are answered on ``write_stream`` and
+    never reach the server; everything else passes through unchanged."""
+
+    def __init__(self, inner: Any, write_stream: Any, *, transport: str):
+        self._inner = inner
+        self._write = write_stream
+        self._transport = transport
+
+    @property
+    def last_context(self) -> Any:
+        # the SDK restores each message's sender context from its read stream
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._answer(item)
+
+    async def _answer(self, exc: Exception) -> None:
+        bad = bad_stream_item(exc)
+        if bad is None:
+            return
+        log_line(
+            "mcp",
+            "bad-request",
+            level=logging.WARNING,
+            transport=self._transport,
+            reason=bad.reason,
+            id=bad.request_id,
+            error=bad.message[:160],
+        )
+        try:
+            await self._write.send(SessionMessage(bad.reply()))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the connection is closing: nobody is left to answer
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> AnsweringReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """``server.run_stdio_async()``, with every undecodable line answered."""
+    # MCPServer runs on given streams only through its low-level server (no public accessor)
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(
+            AnsweringReadStream(read_stream, write_stream, transport="stdio"),
+            write_stream,
+            lowlevel.create_initialization_options(),
+        )
