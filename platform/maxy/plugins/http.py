@@ -28,7 +28,7 @@ from typing import Any
 from ..accounts import accounts_dir, list_accounts, validate_account
 from ..config import SCOPE_VALUES, Settings, load_settings
 from ..db import Database
-from ..errors import ValidationError
+from ..errors import ConfigError, ValidationError
 from ..graph.allowlist import check_agent_slug
 from ..logs import log_line, short
 from .api import Role, ToolContext, ToolError
@@ -73,23 +73,59 @@ def _keys_path(data_root: Path, account_id: str) -> Path:
     return accounts_dir(data_root) / account_id / API_KEYS_FILE
 
 
-def _read_keys(path: Path) -> list[dict[str, Any]]:
+def _load_keys(path: Path) -> list[dict[str, Any]]:
+    """The key records of one account; [] when it has no file. Raises KeyFileError naming the
+    file, where it is wrong and the fix, so no writer ever replaces keys it could not read."""
     try:
-        data = json.loads(path.read_text())
+        data = path.read_bytes()
     except FileNotFoundError:
         return []
-    except (OSError, json.JSONDecodeError) as err:
+    except OSError as err:
+        raise KeyFileError(path, f"cannot be read ({err.strerror or err})") from None
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise KeyFileError(path, f"is not UTF-8 at line {line} column {column} (byte {data[err.start]:#04x})") from None
+    except json.JSONDecodeError as err:
+        raise KeyFileError(path, f"is not valid JSON at line {err.lineno} column {err.colno} ({err.msg})") from None
+    keys = value.get("keys") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(keys, list):
+        if not isinstance(value, dict):
+            found = f"the file holds {_json_kind(value)}"
+        else:
+            found = f'"keys" is {_json_kind(keys)}' if "keys" in value else '"keys" is missing'
+        raise KeyFileError(path, f'must be an object {{"keys": [...]}}, but {found}')
+    for i, key in enumerate(keys):
+        if not isinstance(key, dict):
+            raise KeyFileError(path, f"keys[{i}] must be an object, but is {_json_kind(key)}")
+    return keys
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
+
+
+class KeyFileError(ConfigError):
+    """An API key file that cannot be read: writers refuse, readers count it as no keys."""
+
+    def __init__(self, path: Path, problem: str):
+        self.path = path
+        self.problem = problem
+        super().__init__(f"API key file {path} {problem}: fix or remove {path}; nothing was changed")
+
+
+def _read_keys(path: Path) -> list[dict[str, Any]]:
+    """For readers: a broken file counts as no keys (each of its keys is refused), with a warning."""
+    try:
+        return _load_keys(path)
+    except KeyFileError as err:
         log_line(
-            "mcp-http",
-            "warn",
-            level=logging.WARNING,
-            reason="api-keys-unreadable",
-            path=str(path),
-            error=str(err)[:200],
+            "mcp-http", "warn", level=logging.WARNING, reason="api-keys-unreadable", path=str(path), problem=err.problem
         )
         return []
-    keys = data.get("keys") if isinstance(data, dict) else None
-    return [k for k in keys if isinstance(k, dict)] if isinstance(keys, list) else []
 
 
 def _write_keys(path: Path, keys: list[dict[str, Any]]) -> None:
@@ -156,7 +192,7 @@ def create_api_key(
     )
     path = _keys_path(data_root, account.account_id)
     with _lock:
-        keys = _read_keys(path)
+        keys = _load_keys(path)
         keys.append(
             {
                 "keyId": record.key_id,
@@ -187,15 +223,24 @@ def list_api_keys(data_root: Path, account_id: str | None = None) -> list[ApiKey
 
 
 def revoke_api_key(data_root: Path, key_id: str) -> bool:
+    """Revoke ``key_id`` wherever it is; a key file that cannot be read is never rewritten, and it
+    is an error only when the key was not found in any readable one (it may be in that file)."""
+    unreadable: KeyFileError | None = None
     for account in list_accounts(data_root):
         path = _keys_path(data_root, account.account_id)
         with _lock:
-            keys = _read_keys(path)
+            try:
+                keys = _load_keys(path)
+            except KeyFileError as err:
+                unreadable = unreadable or err
+                continue
             kept = [k for k in keys if k.get("keyId") != key_id]
             if len(kept) != len(keys):
                 _write_keys(path, kept)
                 log_line("mcp-http", "api-key", "revoked", keyId=key_id, accountId=short(account.account_id))
                 return True
+    if unreadable is not None:
+        raise unreadable
     return False
 
 
@@ -204,18 +249,20 @@ class ApiKeyStore:
 
     def __init__(self, data_root: Path):
         self.data_root = Path(data_root)
-        self._cache: dict[Path, tuple[float, list[dict[str, Any]]]] = {}
+        self._cache: dict[Path, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
 
     def _keys(self, path: Path) -> list[dict[str, Any]]:
+        """The file's keys, read again only when it changes (so a broken one warns once per change)."""
         try:
-            mtime = path.stat().st_mtime
+            st = path.stat()
         except OSError:
             return []
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         with self._lock:
             cached = self._cache.get(path)
-            if cached is None or cached[0] != mtime:
-                cached = (mtime, _read_keys(path))
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, _read_keys(path))
                 self._cache[path] = cached
             return cached[1]
 
