@@ -102,6 +102,8 @@ def test_stdio_answers_every_line_it_cannot_decode(stdio_server) -> None:
     assert "EOF while parsing" in _error(server.request(b'{"jsonrpc":"2.0","id":3,"method":"tools/li'), 3, PARSE_ERROR)
     # an id cut short is not guessed
     _error(server.request(b'{"jsonrpc":"2.0","id":41'), None, PARSE_ERROR)
+    # nesting deeper than any parser here goes
+    assert "recursion limit" in _error(server.request(b"[" * 100_000), None, PARSE_ERROR)
     # valid JSON that is no JSON-RPC message
     for line in (b"[1, 2, 3]", b'"tools/list"', b"null", b"42"):
         assert _error(server.request(line), None, INVALID_REQUEST).startswith("Invalid Request: ")
@@ -128,7 +130,7 @@ def test_stdio_answers_every_line_it_cannot_decode(stdio_server) -> None:
     server.proc.stdin.close()  # type: ignore[union-attr]
     assert server.proc.wait(timeout=15) == 0
     stderr = log.read_text()
-    assert stderr.count("[mcp] bad-request transport=stdio reason=parse-error") == 4
+    assert stderr.count("[mcp] bad-request transport=stdio reason=parse-error") == 5
     assert stderr.count("[mcp] bad-request transport=stdio reason=invalid-request") == 6
     assert "[mcp] bad-request transport=stdio reason=parse-error id=2 " in stderr
     assert "Traceback" not in stderr
@@ -140,6 +142,11 @@ BAD_BODIES = {
     "lone surrogate": (rb'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\ud800"}}', PARSE_ERROR, 2),
     "truncated": (b'{"jsonrpc":"2.0","id":3,"meth', PARSE_ERROR, 3),
     "empty": (b"", PARSE_ERROR, None),
+    "too deep": (
+        b'{"jsonrpc":"2.0","id":6,"method":"ping","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        PARSE_ERROR,
+        None,
+    ),
     "array of garbage": (b'[1, "x", null, {"a": []}]', INVALID_REQUEST, None),
     "batch": (json.dumps([{"jsonrpc": "2.0", "id": 4, "method": "ping"}]).encode(), INVALID_REQUEST, None),
     "null": (b"null", INVALID_REQUEST, None),

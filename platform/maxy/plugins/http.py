@@ -5,7 +5,9 @@ exactly as environment pinning pins a stdio server (the key is the environment).
 stored hashed (SHA-256) in ``DATA_ROOT/accounts/<id>/api-keys.json`` (mode 0600) and shown
 once, by ``maxy mcp key create``. A missing or unknown key gets 401 before any MCP message
 is read. One MCP server per role: an admin key reaches the admin tool set, a public key the
-public (read-only, publicAllowlist) one.
+public (read-only, publicAllowlist) one. A session (``mcp-session-id``) answers only the key
+that opened it; to any other key it is an unknown session. A body that is not one JSON-RPC
+message gets a JSON-RPC error (400). A key file that cannot be read is never rewritten.
 """
 
 from __future__ import annotations

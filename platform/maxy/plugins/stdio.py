@@ -52,12 +52,9 @@ class BadMessage:
         return JSONRPCError(jsonrpc="2.0", id=self.request_id, error=ErrorData(code=self.code, message=self.message))
 
 
-def _valid_id(value: Any) -> RequestId | None:
-    return value if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)) else None
-
-
 def _id_of(message: Any) -> RequestId | None:
-    return _valid_id(message.get("id")) if isinstance(message, dict) else None
+    found = message.get("id") if isinstance(message, dict) else None
+    return found if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)) else None
 
 
 def recover_id(raw: str | bytes) -> RequestId | None:
@@ -65,7 +62,7 @@ def recover_id(raw: str | bytes) -> RequestId | None:
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     try:
         return _id_of(json.loads(text))  # Python's parser takes lone surrogates, which pydantic-core refuses
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's parser goes
         pass
     try:
         partial = pydantic_core.from_json(text, allow_partial=True)  # a truncated message up to its cut
@@ -121,7 +118,7 @@ def bad_stream_item(exc: Exception) -> BadMessage | None:
         first = exc.errors()[0] if exc.error_count() else {}
         if first.get("type") == "json_invalid" and isinstance(first.get("input"), str | bytes):
             raw = first["input"].strip()  # without its line end, a line cut inside a string still yields its id
-            return bad_message(raw) if raw else None
+            return (bad_message(raw) or BadMessage(None, PARSE_ERROR, "Parse error")) if raw else None
         return _invalid(_message_of(exc))
     return BadMessage(None, PARSE_ERROR, f"Parse error: {type(exc).__name__}")
 
