@@ -77,7 +77,7 @@ def test_session_is_bound_to_the_key_that_opened_it(
     owner, _ = create_api_key(data_root, account.account_id, role="admin")
     same_account, same_record = create_api_key(data_root, account.account_id, role="admin")
     foreign, foreign_record = create_api_key(data_root, other.account_id, role="admin")
-    public, _ = create_api_key(data_root, account.account_id, role="public", agent_slug="bot")
+    public, public_record = create_api_key(data_root, account.account_id, role="public", agent_slug="bot")
 
     with _serving(data_root) as url:
         out = anyio.run(_scenario, url, owner, [same_account, foreign, public])
@@ -98,7 +98,7 @@ def test_session_is_bound_to_the_key_that_opened_it(
     assert mismatches == [
         f"[mcp-http] session-key-mismatch keyId={same_record.key_id}",
         f"[mcp-http] session-key-mismatch keyId={foreign_record.key_id}",
-        f"[mcp-http] session-key-mismatch keyId={public.split('_')[1]}",
+        f"[mcp-http] session-key-mismatch keyId={public_record.key_id}",
         f"[mcp-http] session-key-mismatch keyId={same_record.key_id}",  # the stream
         f"[mcp-http] session-key-mismatch keyId={same_record.key_id}",  # the DELETE
     ]
