@@ -495,6 +495,9 @@ def test_proxy_flags_only_tools_list_responses(caplog: pytest.LogCaptureFixture)
     batch = json.loads(rewrite_response(b'[{"jsonrpc":"2.0","id":"b","result":{"tools":[{"name":"c"}]}}]\n', pending))
     assert batch[0]["result"]["tools"][0]["_meta"] == {EAGER: True}
     assert rewrite_response(b"not json\n", pending) == b"not json\n"
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"  # deeper than the parser goes: relayed untouched
+    note_requests(deep, pending)
+    assert rewrite_response(deep, pending) == deep
 
 
 def test_audit_input_never_holds_secrets():

@@ -53,7 +53,7 @@ def note_requests(line: bytes, pending: _PendingIds) -> None:
     """Remember the ids of tools/list requests going upstream."""
     try:
         payload = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # too deep to parse: relay it as it is
         return
     for msg in _messages(payload):
         if isinstance(msg, dict) and msg.get("method") == "tools/list" and "id" in msg:
@@ -85,7 +85,7 @@ def rewrite_response(line: bytes, pending: _PendingIds) -> bytes:
         return line
     try:
         payload = json.loads(stripped)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return line
     changed = False
     for msg in _messages(payload):
