@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,41 +13,23 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from maxy.config import load_settings
 from maxy.plugins.discovery import discover_plugins
 from maxy.plugins.http import create_api_key, create_app
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import ECHO, count, seed_notes, text, tool_calls
 
 EAGER = "anthropic/alwaysLoad"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _serving(data_root: Path) -> Iterator[str]:
-    app = create_app(discover_plugins([], [ECHO]), load_settings(DATA_ROOT=data_root))
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    """The app with the echo test plugin; yields its MCP URL."""
+    with serve_app(create_app(discover_plugins([], [ECHO]), load_settings(DATA_ROOT=data_root))) as base:
+        yield base + "/mcp"
 
 
 async def _with_key(url: str, key: str, work):
