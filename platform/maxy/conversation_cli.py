@@ -25,13 +25,16 @@ def register(app: typer.Typer) -> None:
         from .conversation_import import import_messages, read_messages
         from .db import Database
         from .embeddings import get_embedder
+        from .graph.guards import Caller
         from .graph.write import GraphWriter
 
         settings = load_settings()
         account = validate_account_id_env(settings)
         messages = read_messages(file)
+        caller = Caller.from_settings(settings, account.account_id)  # the pins of this process
         with Database(settings) as db:
-            summary = import_messages(GraphWriter(db, account, get_embedder(settings), created_by="import"), messages)
+            writer = GraphWriter(db, account, get_embedder(settings), caller=caller, created_by="import")
+            summary = import_messages(writer, messages)
         if json_out:
             emit_json(summary)
         else:
@@ -49,21 +52,21 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Search past messages (the same implementation as the conversation-search tool)."""
+        from .accounts import validate_account_id_env
         from .config import load_settings
         from .conversations import search_messages
         from .db import Database
         from .embeddings import get_embedder
-        from .errors import ConfigError, ValidationError
+        from .errors import ValidationError
         from .graph.guards import Caller
 
         settings = load_settings()
-        if not settings.ACCOUNT_ID:
-            raise ConfigError("ACCOUNT_ID is not set: run `maxy account create` or export ACCOUNT_ID")
+        validated = validate_account_id_env(settings)  # a deleted account is not readable either
         if settings.SESSION_ID and session and session != settings.SESSION_ID:
             raise ValidationError("session", "SESSION_ID pins the session; --session cannot change it")
         with Database(settings) as db:
             rows = search_messages(
-                db, Caller.from_settings(settings), get_embedder(settings), query,
+                db, Caller.from_settings(settings, validated.account_id), get_embedder(settings), query,
                 session_id=session or settings.SESSION_ID, limit=limit,
             )
         if json_out:

@@ -4,7 +4,9 @@
                                               startedAt, completedAt, sessionId})
 
 Written through GraphWriter (so accountId is the validated ACCOUNT_ID and nothing else),
-scoped ``admin`` so no public reader ever sees it. The Conversation is the one whose
+scoped ``admin`` so no public reader ever sees it. Input and output are redacted first
+(``maxy.secrets``: schema-tagged fields and every secret-named key, in JSON and in
+``key: value`` lines). The Conversation is the one whose
 sessionId (or nodeId) is SESSION_NODE_ID, else SESSION_ID, in the same account; without
 one the ToolCall stands alone. Public calls are not audited (they are read-only).
 A failed audit write logs a warning and never fails the tool call.
@@ -21,7 +23,7 @@ from typing import Any
 from ..graph.guards import Caller, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
-from ..secrets import redact_secrets
+from ..secrets import redact_secrets, redact_text
 from .api import ToolContext
 
 MAX_INPUT_CHARS = 2_000
@@ -93,7 +95,7 @@ def record_tool_call(ctx: ToolContext, record: ToolCallRecord) -> str | None:
             "toolName": record.tool_name,
             "pluginName": record.plugin_name,
             "input": _input_json(record.arguments),
-            "output": truncate(record.output, MAX_OUTPUT_CHARS),
+            "output": truncate(redact_text(record.output), MAX_OUTPUT_CHARS),  # redacted whole, then cut
             "isError": record.is_error,
             "startedAt": record.started_at.isoformat(),
             "completedAt": record.completed_at.isoformat(),

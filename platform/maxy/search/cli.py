@@ -28,17 +28,16 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Hybrid search over the graph (vector + BM25), as agents see it."""
+        from ..accounts import validate_account_id_env
         from ..config import load_settings
         from ..db import Database
-        from ..errors import ConfigError
         from . import SearchRequest, hybrid
         from .pipeline import SearchFlags
         from .format import project, render, to_json
 
         settings = load_settings()
-        if not settings.ACCOUNT_ID:
-            raise ConfigError("ACCOUNT_ID is not set: run `maxy account create` or export ACCOUNT_ID")
-        caller = _caller(settings, scope, agent)
+        validated = validate_account_id_env(settings)  # a deleted account is not readable either
+        caller = _caller(settings.model_copy(update={"ACCOUNT_ID": validated.account_id}), scope, agent)
         field_list = None if fields is None else [f.strip() for f in fields.split(",") if f.strip()]
         request = SearchRequest(
             query,
@@ -90,11 +89,13 @@ def register(app: typer.Typer) -> None:
         from ..config import load_settings
         from ..db import Database
         from ..embeddings import get_embedder
+        from ..graph.guards import Caller
         from ..schema import apply_schema
         from .reindex import count_missing, reindex as run_reindex
 
         settings = load_settings()
         validated = validate_account_id_env(settings)
+        caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
         embedder = get_embedder(settings)
         with Database(settings) as db:
             model_changed = False
@@ -102,14 +103,14 @@ def register(app: typer.Typer) -> None:
                 applied = apply_schema(db, embedder.dimensions, recreate_vector_indexes=True, embedder=embedder)
                 model_changed = bool(applied.get("modelChanged"))
             labels = list(label) if label else None
-            total = count_missing(db, validated.account_id, labels)
+            total = count_missing(db, validated.account_id, labels, caller=caller)
             with Progress(
                 TextColumn("reindex"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                 console=err, disable=json_out or total == 0,
             ) as progress:
                 task = progress.add_task("reindex", total=total)
                 summary = run_reindex(
-                    db, validated, embedder, labels=labels, batch_size=batch_size,
+                    db, validated, embedder, labels=labels, batch_size=batch_size, caller=caller,
                     progress=lambda n: progress.update(task, completed=n),
                 )
         summary["modelChanged"] = model_changed
