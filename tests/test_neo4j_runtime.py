@@ -31,7 +31,8 @@ from maxy.neo4j import (
 from maxy.neo4j.fetch import POM_XML, jars_ready
 
 REPO = Path(__file__).resolve().parents[1]
-PASSWORD = "maxy-test-" + os.urandom(6).hex()
+# Starts with "-" so every server test also proves neo4j-admin takes it as the password, not an option.
+PASSWORD = "-maxy-test-" + os.urandom(6).hex()
 
 
 def _free_port() -> int:
@@ -171,6 +172,13 @@ def test_logs_tail_and_follow(tmp_path):
 
 
 # -- one real server, in file order --------------------------------------------------------------
+
+
+def test_a_password_that_looks_like_an_option_is_set(tmp_path):
+    rt = Neo4jRuntime(tmp_path / "home", _free_port(), "--help-" + os.urandom(4).hex(), DEFAULT_VERSION)
+    result = rt.install()
+    assert result.password_set
+    assert (rt.data_dir / "dbms" / "auth.ini").read_text().startswith("neo4j:SHA-256,")
 
 
 def test_install_is_idempotent(runtime):

@@ -608,6 +608,7 @@ class Neo4jRuntime:
             ADMIN_TOOL,
             "dbms",
             "set-initial-password",
+            "--",  # end of options: a password starting with "-" is still the password
             password,
         ]
         proc = subprocess.run(
