@@ -49,22 +49,44 @@ def _canonical_uuid(value: str) -> str | None:
         return None
 
 
+def _read_account(entry: Path) -> Account:
+    """The account in folder ``entry``; raises AccountError(reason="unreadable") naming the file."""
+    meta = entry / "account.json"
+    try:
+        data = json.loads(meta.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise AccountError("unreadable", f"{meta} is missing") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise AccountError("unreadable", f"{meta} cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("accountId"), str):
+        raise AccountError("unreadable", f"{meta} is not an account record (an object with accountId)")
+    if data["accountId"] != entry.name:
+        raise AccountError("unreadable", f"{meta} names account {data['accountId']!r}, not its folder's {entry.name}")
+    return Account(entry.name, str(data.get("name", "")), str(data.get("createdAt", "")), meta)
+
+
+_warned: set[tuple[str, str]] = set()
+
+
 def list_accounts(data_root: Path) -> list[Account]:
+    """The readable accounts; a broken account.json is skipped (one warning per problem) and
+    never hides or breaks another account."""
     root = accounts_dir(data_root)
     if not root.is_dir():
         return []
     found: list[Account] = []
     for entry in sorted(root.iterdir()):
-        meta = entry / "account.json"
-        if not entry.is_dir() or _canonical_uuid(entry.name) != entry.name or not meta.is_file():
+        if not entry.is_dir() or _canonical_uuid(entry.name) != entry.name:
             continue
         try:
-            data = json.loads(meta.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if data.get("accountId") != entry.name:
-            continue  # a copied or hand-edited folder whose id disagrees with its name is not an account
-        found.append(Account(entry.name, str(data.get("name", "")), str(data.get("createdAt", "")), meta))
+            found.append(_read_account(entry))
+        except AccountError as err:
+            if (str(entry), str(err)) not in _warned:
+                _warned.add((str(entry), str(err)))
+                log_line(
+                    "accounts", "skip", level=logging.WARNING, reason="unreadable-account-json",
+                    path=entry / "account.json", error=str(err)[:200],
+                )
     return found
 
 
@@ -91,13 +113,24 @@ def create_account(data_root: Path, name: str = "default", account_id: str | Non
 
 
 def validate_account(data_root: Path, account_id: str | None) -> ValidatedAccount:
-    """Check an id against the on-disk set; raise AccountError(reason=missing|no-on-disk-account|mismatch)."""
+    """Check an id against the on-disk set; raise AccountError(reason=missing|unreadable|no-on-disk-account|mismatch)."""
     if not account_id:
         raise AccountError(
             "missing",
             "ACCOUNT_ID is not set: run `maxy account create` (it records the id in the config .env) "
             "or export ACCOUNT_ID=<uuid> of an account listed by `maxy account list`",
         )
+    canonical = _canonical_uuid(account_id)
+    folder = accounts_dir(data_root) / canonical if canonical else None
+    if folder is not None and folder.is_dir():
+        try:
+            return ValidatedAccount(_read_account(folder).account_id, Path(data_root))
+        except AccountError as err:
+            raise AccountError(
+                "unreadable",
+                f"ACCOUNT_ID={account_id}: {err}; restore that file from a backup or recreate it as "
+                f'{{"accountId": "{canonical}", "name": "..."}} (other accounts are unaffected)',
+            ) from None
     accounts = list_accounts(data_root)
     if not accounts:
         raise AccountError(
@@ -105,7 +138,6 @@ def validate_account(data_root: Path, account_id: str | None) -> ValidatedAccoun
             f"no account exists under {accounts_dir(data_root)}: run `maxy account create` "
             "(or point DATA_ROOT at the data folder that holds your accounts)",
         )
-    canonical = _canonical_uuid(account_id)
     if canonical is None or canonical not in {a.account_id for a in accounts}:
         raise AccountError(
             "mismatch",

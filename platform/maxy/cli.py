@@ -326,7 +326,7 @@ def account_validate() -> None:
     try:
         validated = validate_account_id_env(load_settings())
     except AccountError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
     out.print(f"ACCOUNT_ID {validated.account_id} matches an account on disk")
 
