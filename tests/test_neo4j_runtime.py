@@ -6,6 +6,7 @@ Uses its own temporary home and a free port (never 7687), and the shared jar cac
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import socket
@@ -22,6 +23,7 @@ from maxy.neo4j import (
     JavaNotFoundError,
     Neo4jAuthError,
     Neo4jRuntime,
+    Neo4jStartError,
     PortInUseError,
     ensure_password,
     ensure_running,
@@ -171,14 +173,64 @@ def test_logs_tail_and_follow(tmp_path):
     )
 
 
+# -- neo4j-admin only (no server) ---------------------------------------------------------------
+
+
+def _auth_ini_holds(auth_ini: Path, password: str) -> bool:
+    """Whether Neo4j's initial-password file stores ``password``: ``neo4j:SHA-256,<hash>,<salt>,<n>:``,
+    the hash being SHA-256 of salt+password, re-hashed n-1 times."""
+    user, rest = auth_ini.read_text().strip().split(":", 1)
+    algorithm, digest, salt, iterations = rest.rstrip(":").split(",")
+    assert (user, algorithm) == ("neo4j", "SHA-256")
+    hashed = hashlib.sha256(bytes.fromhex(salt) + password.encode()).digest()
+    for _ in range(int(iterations) - 1):
+        hashed = hashlib.sha256(hashed).digest()
+    return hashed.hex() == digest
+
+
+def test_passwords_that_look_like_options_or_at_files_are_set_verbatim(tmp_path):
+    # The real neo4j-admin (picocli) reads "-x"/"--help" as options and "@path" as path's contents.
+    decoy = tmp_path / "decoy"
+    decoy.write_text("decoy-password-1234\n")
+    home = tmp_path / "home"
+    for password in (
+        "--help-" + os.urandom(4).hex(),
+        f"@{decoy}",
+        f"@@{decoy}",
+        "-" + os.urandom(6).hex(),
+    ):
+        result = Neo4jRuntime(home, _free_port(), password, DEFAULT_VERSION).install()
+        assert result.password_set
+        assert _auth_ini_holds(home / "data" / "dbms" / "auth.ini", password), password
+    assert not _auth_ini_holds(
+        home / "data" / "dbms" / "auth.ini", "decoy-password-1234"
+    )
+
+
+def test_a_failed_initial_password_says_why_and_what_to_do(tmp_path):
+    rt = Neo4jRuntime(tmp_path / "home", _free_port(), PASSWORD, DEFAULT_VERSION)
+    (rt.data_dir / "dbms").parent.mkdir(parents=True)
+    (rt.data_dir / "dbms").write_text("a file where neo4j-admin needs a folder\n")
+    with pytest.raises(Neo4jStartError) as err:
+        rt.install()
+    first = str(err.value).splitlines()[0]
+    assert "set-initial-password failed" in first and str(rt.home) in first
+    assert "NEO4J_PASSWORD" in first and "maxy neo4j start" in first
+    assert PASSWORD not in str(err.value) and "WARNING:" not in str(err.value)
+
+
+def test_generated_passwords_never_start_with_a_dash(monkeypatch, tmp_path):
+    monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
+    monkeypatch.delenv("NEO4J_URI", raising=False)
+    firsts = set()
+    # A leading "-" is 1 in 64, so 300 draws would all but surely show one.
+    for i in range(300):
+        monkeypatch.setenv("MAXY_CONFIG_DIR", str(tmp_path / f"cfg{i}"))
+        firsts.add(ensure_password(Settings(NEO4J_URI="bolt://127.0.0.1:17999"))[0])
+    assert "-" not in firsts and len(firsts) > 20
+
+
 # -- one real server, in file order --------------------------------------------------------------
-
-
-def test_a_password_that_looks_like_an_option_is_set(tmp_path):
-    rt = Neo4jRuntime(tmp_path / "home", _free_port(), "--help-" + os.urandom(4).hex(), DEFAULT_VERSION)
-    result = rt.install()
-    assert result.password_set
-    assert (rt.data_dir / "dbms" / "auth.ini").read_text().startswith("neo4j:SHA-256,")
 
 
 def test_install_is_idempotent(runtime):

@@ -609,7 +609,8 @@ class Neo4jRuntime:
             "dbms",
             "set-initial-password",
             "--",  # end of options: a password starting with "-" is still the password
-            password,
+            # picocli reads "@name" as the file name's contents even after "--"; "@@" keeps one "@"
+            "@" + password if password.startswith("@") else password,
         ]
         proc = subprocess.run(
             cmd,
@@ -623,9 +624,18 @@ class Neo4jRuntime:
         )
         if proc.returncode != 0:
             output = (proc.stdout + proc.stderr).replace(password, "***")
+            # The JVM's "WARNING:" lines (native access, Unsafe) are noise, not the reason.
+            lines = [
+                ln
+                for ln in output.splitlines()
+                if ln.strip() and not ln.startswith("WARNING:")
+            ]
             raise Neo4jStartError(
-                f"neo4j-admin dbms set-initial-password failed (exit {proc.returncode}):\n"
-                + "\n".join(output.strip().splitlines()[-20:])
+                f"neo4j-admin dbms set-initial-password failed for {self.home} (exit {proc.returncode}): "
+                f"{lines[0].strip() if lines else 'no output'}. The server has no password yet: fix the "
+                f"cause, or set another NEO4J_PASSWORD (8+ characters) in the environment or "
+                f"<config dir>/.env, then run `maxy neo4j start` again. neo4j-admin said:\n"
+                + "\n".join(lines[-20:])
             )
 
     # -- process -------------------------------------------------------------------------
@@ -1070,6 +1080,9 @@ def ensure_password(settings: Settings) -> str:
             f"(a new one cannot be generated for an existing database)."
         )
     password = secrets.token_urlsafe(24)
+    # 1 in 64 would start with "-", which any tool it is passed to may read as an option.
+    while password.startswith("-"):
+        password = secrets.token_urlsafe(24)
     path = write_env_values(
         {"NEO4J_PASSWORD": password, "NEO4J_URI": settings.NEO4J_URI}
     )
