@@ -5,13 +5,17 @@ through the HTTP server, whose key store lists every account on every request.""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import httpx2
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from maxy.accounts import create_account, list_accounts, validate_account
@@ -30,23 +34,31 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
+# Records with wrong types or another account's id; "<healthy>" / "<BROKEN>" are filled in per example.
+records = st.fixed_dictionaries(
+    {"accountId": st.one_of(json_values, st.just("<healthy>"), st.just("<BROKEN>"))},
+    optional={"name": json_values, "createdAt": json_values},
+).map(json.dumps)
 broken_contents = st.one_of(
     st.binary(max_size=64),
     json_values.map(lambda v: json.dumps(v).encode()),
+    records.map(str.encode),
     st.just(b"\xff\xfe{not utf-8}"),
     st.just(b'{"accountId": '),
+    st.just(b"[" * 5_000),  # nested deeper than the JSON parser recurses
 )
 
 
-@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=broken_contents)
 def test_a_broken_account_file_breaks_only_its_own_account(tmp_path: Path, content: bytes) -> None:
     data = tmp_path / f"data-{os.urandom(4).hex()}"
     healthy, broken = create_account(data, "healthy"), create_account(data, "broken")
-    broken.path.write_bytes(content)
+    content = content.replace(b"<healthy>", healthy.account_id.encode())
+    broken.path.write_bytes(content.replace(b"<BROKEN>", broken.account_id.upper().encode()))
     try:
         readable = json.loads(content.decode("utf-8")).get("accountId") == broken.account_id
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         readable = False
     if readable:
         return  # the content happens to be a valid record of this account
@@ -60,24 +72,80 @@ def test_a_broken_account_file_breaks_only_its_own_account(tmp_path: Path, conte
         raise AssertionError("a broken account validated")
 
 
-def test_a_directory_or_unreadable_file_is_named_too(tmp_path: Path) -> None:
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+def _pipe(path: Path) -> None:
+    os.mkfifo(path)  # reading it would block every listing
+
+
+def _dangling(path: Path) -> None:
+    path.symlink_to(path.parent / "gone.json")
+
+
+def _loop(path: Path) -> None:
+    path.symlink_to(path)
+
+
+def _huge(path: Path) -> None:  # a valid record, but every listing on every request would read it all
+    path.write_bytes(b" " * 100_000 + json.dumps({"accountId": path.parent.name}).encode())
+
+
+def _no_permission(path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads files whatever their mode")
+    path.write_text("{}")
+    path.chmod(0)
+
+
+@pytest.mark.parametrize("make", [_folder, _pipe, _dangling, _loop, _huge, _no_permission])
+def test_an_account_json_that_is_not_a_readable_file_is_named(tmp_path: Path, make: Callable[[Path], None]) -> None:
     data = tmp_path / "data"
     healthy, broken = create_account(data, "healthy"), create_account(data, "broken")
     broken.path.unlink()
-    broken.path.mkdir()  # account.json is a folder
-    assert [a.account_id for a in list_accounts(data)] == [healthy.account_id]
-    try:
+    make(broken.path)
+    listed: list[list[str]] = []
+    # In a thread so that a listing blocked on the pipe fails the test instead of hanging it.
+    worker = threading.Thread(target=lambda: listed.append([a.account_id for a in list_accounts(data)]), daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert listed == [[healthy.account_id]]
+    assert validate_account(data, healthy.account_id).account_id == healthy.account_id
+    with pytest.raises(AccountError) as err:
         validate_account(data, broken.account_id)
-    except AccountError as err:
-        assert str(broken.path) in str(err)
-    else:
-        raise AssertionError("a broken account validated")
+    assert err.value.reason == "unreadable" and str(broken.path) in str(err.value)
+    assert "restore" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_listing_warns_once_naming_the_broken_file(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    data = tmp_path / "data"
+    create_account(data, "healthy")
+    broken = create_account(data, "broken")
+    broken.path.write_bytes(b"null")
+    with caplog.at_level(logging.WARNING, logger="maxy"):
+        for _ in range(3):  # the HTTP key store lists on every request: one warning, not one per request
+            list_accounts(data)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[accounts] skip")]
+    assert len(lines) == 1 and f"path={broken.path}" in lines[0] and "reason=unreadable-account-json" in lines[0]
+
+
+def test_creating_where_accounts_cannot_be_written_is_one_clear_error(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "accounts").write_text("a file where the accounts folder belongs\n")
+    with pytest.raises(AccountError) as err:
+        create_account(data, "new")
+    assert err.value.reason == "unwritable" and str(data / "accounts") in str(err.value)
 
 
 def _cli(*args: str, data: Path, account: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ACCOUNT_ID", "DATA_ROOT")}
     env.update({"DATA_ROOT": str(data), "ACCOUNT_ID": account, "MAXY_LOG_LEVEL": "WARNING"})
-    return subprocess.run([sys.executable, "-m", "maxy", *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "maxy", *args],
+        check=False, env=env, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
+    )
 
 
 def test_cli_names_the_broken_file_and_serves_the_healthy_account(db, tmp_path: Path) -> None:
@@ -86,15 +154,18 @@ def test_cli_names_the_broken_file_and_serves_the_healthy_account(db, tmp_path: 
     broken.path.write_bytes(b"[]")
     doc = tmp_path / "note.md"
     doc.write_text("# Note\n\nA healthy tenant still writes.\n")
-    for args in (("account", "validate"), ("ingest", str(doc))):
+    for args in (("account", "validate"), ("ingest", str(doc)), ("mcp", "serve")):
         bad = _cli(*args, data=data, account=broken.account_id)
         errors = [line for line in bad.stderr.splitlines() if line.startswith("error:")]
         assert bad.returncode == 1 and len(errors) == 1 and str(broken.path) in errors[0], bad.stderr
         assert "Traceback" not in bad.stderr
-        good = _cli(*args, data=data, account=healthy.account_id)
-        assert good.returncode == 0, good.stderr
+        if args[0] != "mcp":  # a healthy stdio server would wait for a client
+            good = _cli(*args, data=data, account=healthy.account_id)
+            assert good.returncode == 0, good.stderr
     listed = _cli("account", "list", "--json", data=data, account=healthy.account_id)
+    assert listed.returncode == 0, listed.stderr
     assert [a["accountId"] for a in json.loads(listed.stdout)] == [healthy.account_id]
+    assert f"path={broken.path}" in listed.stderr  # the skipped account is named, not silently hidden
     db.autocommit("MATCH (n:Node {accountId: $acc}) DETACH DELETE n", acc=healthy.account_id)
 
 

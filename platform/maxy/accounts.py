@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -49,10 +50,19 @@ def _canonical_uuid(value: str) -> str | None:
         return None
 
 
+_MAX_ACCOUNT_JSON = 64 * 1024
+
+
 def _read_account(entry: Path) -> Account:
     """The account in folder ``entry``; raises AccountError(reason="unreadable") naming the file."""
     meta = entry / "account.json"
     try:
+        info = meta.stat()
+        # A folder or a pipe would fail or block every listing; a huge file would be read on every request.
+        if not stat.S_ISREG(info.st_mode):
+            raise AccountError("unreadable", f"{meta} is not a regular file")
+        if info.st_size > _MAX_ACCOUNT_JSON:
+            raise AccountError("unreadable", f"{meta} is {info.st_size} bytes, not a small account record")
         data = json.loads(meta.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise AccountError("unreadable", f"{meta} is missing") from None
@@ -74,8 +84,14 @@ def list_accounts(data_root: Path) -> list[Account]:
     root = accounts_dir(data_root)
     if not root.is_dir():
         return []
+    try:
+        entries = sorted(root.iterdir())
+    except OSError as err:
+        raise AccountError(
+            "unreadable", f"{root} cannot be listed ({err.strerror or err}): make it a folder this user can read"
+        ) from None
     found: list[Account] = []
-    for entry in sorted(root.iterdir()):
+    for entry in entries:
         if not entry.is_dir() or _canonical_uuid(entry.name) != entry.name:
             continue
         try:
@@ -104,11 +120,18 @@ def create_account(data_root: Path, name: str = "default", account_id: str | Non
     meta = folder / "account.json"
     if meta.exists():
         raise ValidationError("accountId", f"account {account_id} already exists at {meta}")
-    folder.mkdir(parents=True, exist_ok=True)
     created = datetime.now(UTC).isoformat()
     tmp = meta.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"accountId": account_id, "name": name.strip(), "createdAt": created}, indent=2) + "\n")
-    os.replace(tmp, meta)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps({"accountId": account_id, "name": name.strip(), "createdAt": created}, indent=2) + "\n")
+        os.replace(tmp, meta)
+    except OSError as err:
+        raise AccountError(
+            "unwritable",
+            f"cannot write {meta} ({err.strerror or err}): make {accounts_dir(data_root)} a folder this user "
+            "can write (or point DATA_ROOT elsewhere)",
+        ) from None
     return Account(account_id, name.strip(), created, meta)
 
 
