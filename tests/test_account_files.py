@@ -92,14 +92,7 @@ def _huge(path: Path) -> None:  # a valid record, but every listing on every req
     path.write_bytes(b" " * 100_000 + json.dumps({"accountId": path.parent.name}).encode())
 
 
-def _no_permission(path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads files whatever their mode")
-    path.write_text("{}")
-    path.chmod(0)
-
-
-@pytest.mark.parametrize("make", [_folder, _pipe, _dangling, _loop, _huge, _no_permission])
+@pytest.mark.parametrize("make", [_folder, _pipe, _dangling, _loop, _huge])
 def test_an_account_json_that_is_not_a_readable_file_is_named(tmp_path: Path, make: Callable[[Path], None]) -> None:
     data = tmp_path / "data"
     healthy, broken = create_account(data, "healthy"), create_account(data, "broken")
@@ -190,3 +183,23 @@ def test_http_keeps_serving_other_tenants(tmp_path: Path) -> None:
         with serve_app(create_app(discover_plugins([], [ECHO]), load_settings(DATA_ROOT=data))) as base:
             who = json.loads(anyio.run(call, base + "/mcp"))
         assert who["accountId"] == healthy.account_id
+
+
+def test_setup_never_replaces_a_broken_current_account(tmp_path: Path) -> None:
+    """The only account's file is broken: setup names it and stops, instead of creating a new
+    account and pointing ACCOUNT_ID away from the old one's graph."""
+    data, config = tmp_path / "data", tmp_path / "config"
+    config.mkdir()
+    only = create_account(data, "only")
+    only.path.write_bytes(b"null")
+    env = {k: v for k, v in os.environ.items() if k not in ("ACCOUNT_ID", "DATA_ROOT", "MAXY_CONFIG_DIR")}
+    env.update({"MAXY_CONFIG_DIR": str(config), "DATA_ROOT": str(data), "MAXY_LOG_LEVEL": "WARNING"})
+    (config / ".env").write_text(f"ACCOUNT_ID={only.account_id}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxy", "setup", "--skip-neo4j"],
+        check=False, env=env, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+    )
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 1 and len(errors) == 1 and str(only.path) in errors[0], proc.stderr
+    assert f"ACCOUNT_ID={only.account_id}" in (config / ".env").read_text()
+    assert [p.name for p in (data / "accounts").iterdir()] == [only.account_id]  # no new account

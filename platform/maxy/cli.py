@@ -71,7 +71,7 @@ def setup(
     skip_neo4j: bool = typer.Option(False, help="Do not install or start the local server."),
 ) -> None:
     """Install and start everything: password, embedder files, Neo4j, an account, the schema."""
-    from .accounts import create_account, list_accounts
+    from .accounts import accounts_dir, create_account, list_accounts, validate_account
     from .embeddings import get_embedder, is_onnx_model, resolve_dimensions
 
     settings = load_settings()
@@ -102,8 +102,11 @@ def setup(
         runtime.install()
         result = runtime.start()
         err.print(_started_line(result))
-    # 3. Account.
-    if not list_accounts(settings.data_root):
+    # 3. Account. A recorded ACCOUNT_ID whose folder is still there is checked, never replaced:
+    # a broken account.json stops setup with its name rather than orphaning that account's graph.
+    if settings.ACCOUNT_ID and (accounts_dir(settings.data_root) / settings.ACCOUNT_ID).is_dir():
+        validate_account(settings.data_root, settings.ACCOUNT_ID)
+    elif not list_accounts(settings.data_root):
         account = create_account(settings.data_root, "default")
         err.print(f"account: created {account.account_id}")
         write_env_values({"ACCOUNT_ID": account.account_id})
