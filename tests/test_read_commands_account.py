@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from maxy.accounts import accounts_dir
-from maxy.graph.write import GraphWriter, NodeSpec
+from maxy.graph.write import Edge, GraphWriter, NodeSpec
 
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
@@ -17,25 +17,30 @@ READS = [
     ["search", "zanzibar lighthouse", "--expand-hops", "0"],
     ["conversation", "search", "zanzibar lighthouse"],
     ["audit", "tasks", "--kind", "survey"],
+    ["audit", "produced", "--conversation", "zanzibar-session"],
 ]
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
+    return subprocess.run([*CLI, *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
 
 
 @pytest.mark.parametrize("args", READS, ids=lambda a: " ".join(a[:2]))
 def test_read_commands_refuse_an_account_that_is_not_on_disk(db, account, make_account, embedder, data_root: Path, args) -> None:
     make_account("still-here")  # another account stays on disk
-    written = GraphWriter(db, account, embedder).write_many(
+    writer = GraphWriter(db, account, embedder)
+    conversation = writer.write(NodeSpec(["Conversation"], {"sessionId": "zanzibar-session", "title": "harbour"}))
+    written = writer.write_many(
         [
-            NodeSpec(["Note"], {"name": "zanzibar lighthouse", "text": "the keeper's log"}),
+            NodeSpec(["Note"], {"name": "zanzibar lighthouse", "text": "the keeper's log"},
+                     edges=[Edge("PRODUCED", conversation.node_id, direction="in")]),
             NodeSpec(["Message"], {"content": "zanzibar lighthouse at dusk", "role": "user", "sessionId": "s1"}),
             NodeSpec(["Task"], {"title": "zanzibar lighthouse survey", "kind": "survey", "status": "completed"}),
         ]
     )
     env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
-    marker = written[2].node_id if args[0] == "audit" else "zanzibar"  # the audit lists task ids
+    # search prints the text; audit tasks lists task ids; audit produced lists the produced node
+    marker = {"tasks": written[2].node_id, "produced": "zanzibar"}.get(args[1], "zanzibar")
     ok = _run(args, env)
     assert ok.returncode == 0 and marker in ok.stdout, ok.stderr
 

@@ -128,11 +128,11 @@ def tasks_by_kind(
 
 
 def _caller_and_db() -> tuple[Caller, Database]:
-    from .accounts import validate_account
+    from .accounts import validate_account_id_env
     from .config import load_settings
 
     settings = load_settings()
-    account = validate_account(settings.data_root, settings.ACCOUNT_ID)
+    account = validate_account_id_env(settings)  # as writers do: a deleted account is not readable
     return Caller.from_settings(settings, account.account_id), Database(settings)
 
 

@@ -5,8 +5,8 @@
 
 Written through GraphWriter (so accountId is the validated ACCOUNT_ID and nothing else),
 scoped ``admin`` so no public reader ever sees it. Input and output are redacted first
-(``maxy.secrets``: schema-tagged fields and every secret-named key, in JSON and in
-``key: value`` lines). The Conversation is the one whose
+(``maxy.secrets``: schema-tagged fields and every secret-named key, in JSON, in
+``key: value`` lines and inside string values). The Conversation is the one whose
 sessionId (or nodeId) is SESSION_NODE_ID, else SESSION_ID, in the same account; without
 one the ToolCall stands alone. Public calls are not audited (they are read-only).
 A failed audit write logs a warning and never fails the tool call.
@@ -23,7 +23,7 @@ from typing import Any
 from ..graph.guards import Caller, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
-from ..secrets import redact_secrets, redact_text
+from ..secrets import redact_deep, redact_secrets, redact_text
 from .api import ToolContext
 
 MAX_INPUT_CHARS = 2_000
@@ -50,16 +50,17 @@ def truncate(text: str, limit: int) -> str:
 
 
 def _input_json(arguments: dict[str, Any]) -> str:
-    # Secrets named as such, or tagged in a tool's inputSchema (work-create), never reach the audit.
-    safe = redact_secrets(arguments)
-    if isinstance(arguments.get("inputs"), dict):
-        safe["inputs"] = redact_secrets(arguments["inputs"], arguments.get("inputSchema"))
-    if isinstance(arguments.get("inputsProvided"), dict):
-        safe["inputsProvided"] = redact_secrets(arguments["inputsProvided"], arguments.get("inputSchema"))
+    # Secrets tagged in a tool's inputSchema (work-create) first, then every secret-named key,
+    # also inside string values that hold JSON or `key: value` text.
+    safe = dict(arguments)
+    for field in ("inputs", "inputsProvided"):
+        if isinstance(arguments.get(field), dict):
+            safe[field] = redact_secrets(arguments[field], arguments.get("inputSchema"))
+    safe = redact_deep(safe)
     try:
         text = json.dumps(safe, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
-        text = repr(arguments)
+        text = repr(safe)  # already redacted
     return truncate(text, MAX_INPUT_CHARS)
 
 
