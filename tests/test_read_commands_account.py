@@ -25,9 +25,13 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     return subprocess.run([*CLI, *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
 
 
+@pytest.mark.parametrize("keep_other", [True, False], ids=["another-account-left", "last-account"])
 @pytest.mark.parametrize("args", READS, ids=lambda a: " ".join(a[:2]))
-def test_read_commands_refuse_an_account_that_is_not_on_disk(db, account, make_account, embedder, data_root: Path, args) -> None:
-    make_account("still-here")  # another account stays on disk
+def test_read_commands_refuse_an_account_that_is_not_on_disk(
+    db, account, make_account, embedder, data_root: Path, args, keep_other
+) -> None:
+    if keep_other:
+        make_account("still-here")
     writer = GraphWriter(db, account, embedder)
     conversation = writer.write(NodeSpec(["Conversation"], {"sessionId": "zanzibar-session", "title": "harbour"}))
     written = writer.write_many(

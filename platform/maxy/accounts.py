@@ -158,7 +158,7 @@ def validate_account(data_root: Path, account_id: str | None) -> ValidatedAccoun
     if not accounts:
         raise AccountError(
             "no-on-disk-account",
-            f"no account exists under {accounts_dir(data_root)}: run `maxy account create` "
+            f"ACCOUNT_ID={account_id}: no account exists under {accounts_dir(data_root)}: run `maxy account create` "
             "(or point DATA_ROOT at the data folder that holds your accounts)",
         )
     if canonical is None or canonical not in {a.account_id for a in accounts}:
