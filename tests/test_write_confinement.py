@@ -178,48 +178,40 @@ def _normal(result: Any, *ids: str) -> tuple[bool, Any]:
     return False, type(data).__name__
 
 
-def _call(op: tuple, graph: list[dict[str, Any]], tmp: Path) -> list[tuple[str, dict[str, Any]]]:
-    """The tool calls of one operation; ``tid`` stands in for a target node id."""
+def _call(op: tuple, graph: list[dict[str, Any]], tmp: Path) -> tuple[str, dict[str, Any]]:
+    """The tool call of one operation; ``tid`` stands in for a target node id."""
 
     def tid(i: int) -> str:
         return graph[i]["id"] if i < len(graph) else f"gone-{uuid.uuid4().hex[:12]}"
 
     kind = op[0]
-    if kind == "write-edge":
-        args: dict[str, Any] = {"labels": ["Note"], "properties": {"name": "probe"},
-                                "edges": [{"type": "RELATED_TO", "target": tid(op[1])}]}
-        if op[2] is not None:
-            args["scope"] = op[2]
-        if op[3] is not None:
-            args["agents"] = op[3]
-        return [("memory-write", args)]
-    if kind == "write-update":
-        args = {"labels": ["Note"], "properties": {"text": "rewritten"}, "nodeId": tid(op[1])}
-        if op[2] is not None:
-            args["scope"] = op[2]
-        if op[3] is not None:
-            args["agents"] = op[3]
-        return [("memory-write", args)]
+    if kind in ("write-edge", "write-update"):
+        visibility = {k: v for k, v in (("scope", op[2]), ("agents", op[3])) if v is not None}
+        if kind == "write-edge":
+            target = {"properties": {"name": "probe"}, "edges": [{"type": "RELATED_TO", "target": tid(op[1])}]}
+        else:
+            target = {"properties": {"text": "rewritten"}, "nodeId": tid(op[1])}
+        return "memory-write", {"labels": ["Note"], **target, **visibility}
     if kind == "write-produced-by":
-        return [("memory-write", {"labels": ["Note"], "properties": {"name": "made"}, "producedByTaskId": tid(op[1])})]
+        return "memory-write", {"labels": ["Note"], "properties": {"name": "made"}, "producedByTaskId": tid(op[1])}
     if kind == "delete":
-        return [("memory-delete", {"attachmentId": f"att-{op[1]}"})]
+        return "memory-delete", {"attachmentId": f"att-{op[1]}"}
     if kind == "report":
-        return [("memory-report-write", {"title": f"report {op[1]}", "body": "new body", "occurredAt": OCCURRED})]
+        return "memory-report-write", {"title": f"report {op[1]}", "body": "new body", "occurredAt": OCCURRED}
     if kind == "ingest":
         path = tmp / f"ingest-{uuid.uuid4().hex[:8]}.md"
         path.write_text(f"# Ingested {op[1]}\n\nA short document about lighthouses and tides.\n")
-        return [("memory-ingest", {"paths": [str(path)], "attachmentId": f"att-{op[1]}"})]
+        return "memory-ingest", {"paths": [str(path)], "attachmentId": f"att-{op[1]}"}
     if kind == "task-update":
-        return [("work-update", {"taskId": tid(op[1]), "note": "progress"})]
+        return "work-update", {"taskId": tid(op[1]), "note": "progress"}
     if kind == "task-complete":
-        return [("work-complete", {"taskId": tid(op[1]), "producedNodeIds": [tid(op[2])]})]
+        return "work-complete", {"taskId": tid(op[1]), "producedNodeIds": [tid(op[2])]}
     if kind == "task-create":
-        return [("work-create", {"kind": "probe", "inputs": {"hostname": "x.example"}})]
+        return "work-create", {"kind": "probe", "inputs": {"hostname": "x.example"}}
     if kind == "compact":
-        return [("session-compact", {"asked": "a", "done": "d", "decisions": "", "workInProgress": "", "aboutUser": ""})]
+        return "session-compact", {"asked": "a", "done": "d", "decisions": "", "workInProgress": "", "aboutUser": ""}
     if kind == "reindex":
-        return [("memory-reindex", {})]
+        return "memory-reindex", {}
     raise AssertionError(op)
 
 
@@ -312,20 +304,20 @@ def test_writes_never_reach_outside_the_writers_domain(db, embedder, data_root, 
                         continue
                     hidden = _hidden_target(op, graph, caller)
                     twin_key = _natural_key_twin(op, caller, db)
-                    for call in _call(op, graph, tmp_path):
-                        result = await client.call_tool(*call)
-                        assert "Traceback" not in text(result) and "unexpectedly" not in text(result), text(result)
-                        event(f"{call[0]} {'refused' if result.is_error else 'done'}{' hidden-target' if hidden else ''}")
-                        if hidden is not None:
-                            fresh = _fresh()
-                            twin = await client.call_tool(*_twin(call, hidden[0], hidden[1], fresh))
-                            if _normal(result, hidden[1]) != _normal(twin, fresh):
-                                problems.append(f"{op}: hidden {text(result)!r} vs absent {text(twin)!r}")
-                        elif twin_key:
-                            twin_op = (op[0], f"fresh-{uuid.uuid4().hex[:6]}")
-                            twin = await client.call_tool(*_call(twin_op, graph, tmp_path)[0])
-                            if _normal(result, _key_value(op)) != _normal(twin, _key_value(twin_op)):
-                                problems.append(f"{op}: {text(result)!r} vs fresh key {text(twin)!r}")
+                    call = _call(op, graph, tmp_path)
+                    result = await client.call_tool(*call)
+                    assert "Traceback" not in text(result) and "unexpectedly" not in text(result), text(result)
+                    event(f"{call[0]} {'refused' if result.is_error else 'done'}{' hidden-target' if hidden else ''}")
+                    if hidden is not None:
+                        fresh = _fresh()
+                        twin = await client.call_tool(*_twin(call, hidden[0], hidden[1], fresh))
+                        if _normal(result, hidden[1]) != _normal(twin, fresh):
+                            problems.append(f"{op}: hidden {text(result)!r} vs absent {text(twin)!r}")
+                    elif twin_key:
+                        twin_op = (op[0], f"fresh-{uuid.uuid4().hex[:6]}")
+                        twin = await client.call_tool(*_call(twin_op, graph, tmp_path))
+                        if _normal(result, _key_value(op)) != _normal(twin, _key_value(twin_op)):
+                            problems.append(f"{op}: {text(result)!r} vs fresh key {text(twin)!r}")
             return problems
 
         problems = anyio.run(run)

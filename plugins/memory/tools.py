@@ -26,7 +26,7 @@ from maxy.config import config_dir
 from maxy.conversations import find_conversation, search_messages
 from maxy.errors import GraphWriteError, ValidationError
 from maxy.graph.allowlist import RESERVED_PROPERTIES
-from maxy.graph.confine import id_root, not_writable
+from maxy.graph.confine import id_root, not_writable, record_scope
 from maxy.graph.guards import Caller, node_guard
 from maxy.graph.write import Edge, GraphWriter, NodeSpec, WriteResult
 from maxy.logs import log_line, short
@@ -613,7 +613,7 @@ def memory_report_write(
             {k: v for k, v in props.items() if v is not None},
             edges=[Edge("PRODUCED", source, "in")] if source else [],
             node_id=rid,
-            scope=None if ctx.caller.pinned else "admin",  # pinned: the view's own default
+            scope=record_scope(ctx.caller),
         )
     )
     log_line("reports", op="write", reportId=short(rid), keywords=kws, ms=round((time.perf_counter() - started) * 1000))

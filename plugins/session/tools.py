@@ -23,7 +23,7 @@ from typing import Any
 
 import typer
 from maxy.conversations import check_session_id, find_conversation
-from maxy.graph.confine import id_root
+from maxy.graph.confine import id_root, record_scope
 from maxy.graph.guards import node_guard
 from maxy.graph.write import NodeSpec
 from maxy.logs import log_line, short
@@ -116,7 +116,7 @@ def session_compact(
                 labels,
                 {"sessionId": key, "title": f"Conversation {key[:8]}", "startedAt": now_iso()},
                 node_id=_conversation_node_id(id_root(ctx.caller), key),
-                scope=None if ctx.caller.pinned else "admin",  # pinned: the view's own default
+                scope=record_scope(ctx.caller),
             )
         )
         created = True

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from maxy.conversations import find_conversation
-from maxy.graph.confine import not_writable
+from maxy.graph.confine import not_writable, record_scope
 from maxy.graph.guards import node_guard
 from maxy.graph.write import Edge, NodeSpec
 from maxy.logs import log_line, short
@@ -158,8 +158,8 @@ def work_create(
         props["conversationSessionId"] = conv.get("sessionId")
     task_id = str(uuid.uuid4())
     props["taskId"] = task_id
-    scope = None if ctx.caller.pinned else "admin"  # pinned: the view's own default
-    w.write(NodeSpec(["Task"], {k: v for k, v in props.items() if v is not None}, edges=edges, node_id=task_id, scope=scope))
+    props = {k: v for k, v in props.items() if v is not None}
+    w.write(NodeSpec(["Task"], props, edges=edges, node_id=task_id, scope=record_scope(ctx.caller)))
     log_line(
         "task",
         "action-start",

@@ -52,26 +52,38 @@ def default_visibility(caller: Caller, scope: str | None, agents: Sequence[str] 
     return scope, _agents(agents)
 
 
-def is_confined(caller: Caller, scope: str | None, agents: Sequence[str] | None) -> bool:
-    """True when a node with this scope and these agents is seen by no view the caller does not hold."""
-    if caller.allowed_scopes is not None and scope not in caller.allowed_scopes:
-        return False
-    return caller.agent_slug is None or _agents(agents) == [caller.agent_slug]
+def record_scope(caller: Caller) -> str | None:
+    """The scope of the admin's own records (reports, tasks, session conversations): ``admin``,
+    or a pinned view's default scope so the record stays in that view."""
+    return default_visibility(caller, None, None)[0] if caller.pinned else "admin"
 
 
-def check_confined(caller: Caller, scope: str | None, agents: Sequence[str] | None, at: str = "") -> None:
+def _breach(caller: Caller, scope: str | None, agents: Sequence[str] | None) -> ValidationError | None:
+    """Why a node with this scope and these agents would be seen by a view the caller does not hold."""
     if caller.allowed_scopes is not None and scope not in caller.allowed_scopes:
-        raise ValidationError(
-            f"{at}scope",
+        return ValidationError(
+            "scope",
             f"{scope!r} is outside this server's pinned scopes {list(caller.allowed_scopes)}; "
             "use one of them (or omit scope); nothing was written",
         )
     if caller.agent_slug is not None and _agents(agents) != [caller.agent_slug]:
-        raise ValidationError(
-            f"{at}agents",
+        return ValidationError(
+            "agents",
             f"this server is pinned to agent {caller.agent_slug!r}: a node it writes is tagged "
             f"[{caller.agent_slug!r}] only (omit agents); nothing was written",
         )
+    return None
+
+
+def is_confined(caller: Caller, scope: str | None, agents: Sequence[str] | None) -> bool:
+    """True when a node with this scope and these agents is seen by no view the caller does not hold."""
+    return _breach(caller, scope, agents) is None
+
+
+def check_confined(caller: Caller, scope: str | None, agents: Sequence[str] | None, at: str = "") -> None:
+    breach = _breach(caller, scope, agents)
+    if breach is not None:
+        raise ValidationError(f"{at}{breach.field}", breach.reason)
 
 
 def resolve_update(caller: Caller, old: Visibility, scope: str | None, agents: Sequence[str] | None, at: str = "") -> None:
