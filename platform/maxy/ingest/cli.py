@@ -89,7 +89,8 @@ def register(app: typer.Typer) -> None:
         settings = load_settings()
         validated, db, settings = _writer_context(settings)
         try:
-            files = collect_files(paths).files  # validate paths before loading the embedder
+            collected = collect_files(paths)  # validate paths before loading the embedder
+            files = collected.files
             caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
             writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
             summarizer = get_summarizer(settings)
@@ -119,11 +120,11 @@ def register(app: typer.Typer) -> None:
                         bar.update(task, completed=done, description=Path(result.path or "").name)
 
                     try:
-                        results = ingest_paths(paths, writer, progress=progress, **kwargs)
+                        results = ingest_paths(collected, writer, progress=progress, **kwargs)
                     finally:
                         restore()
             else:
-                results = ingest_paths(paths, writer, **kwargs)
+                results = ingest_paths(collected, writer, **kwargs)
         finally:
             db.close()
         failed = [r for r in results if r.error]

@@ -653,7 +653,7 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
 
 
 def ingest_paths(
-    paths: Iterable[str | Path],
+    paths: Iterable[str | Path] | FileSet,
     writer: GraphWriter,
     *,
     attachment_id: str | None = None,
@@ -670,8 +670,9 @@ def ingest_paths(
     A file that cannot be parsed (binary, unreadable) gives a result with ``error`` and
     the walk goes on; an unreachable database aborts. ``attachment_id`` is only allowed
     for a single file; otherwise each file's id is :func:`attachment_id_for_path`.
+    ``paths`` may be the :class:`FileSet` a caller already collected.
     """
-    collected = collect_files(paths)
+    collected = paths if isinstance(paths, FileSet) else collect_files(paths)
     files = collected.files
     if attachment_id is not None:
         check_attachment_id(attachment_id)
