@@ -36,7 +36,7 @@ from ..logs import log_line, short
 from .api import Role, ToolContext, ToolError
 from .discovery import LoadedPlugin
 from .server import ROLES, MaxyMCPServer, _embedder, create_mcp_server, pinned_context
-from .stdio import bad_message
+from .stdio import bad_message, json_kind
 
 API_KEYS_FILE = "api-keys.json"
 KEY_PREFIX = "mxy"
@@ -95,19 +95,14 @@ def _load_keys(path: Path) -> list[dict[str, Any]]:
     keys = value.get("keys") if isinstance(value, dict) else None
     if not isinstance(value, dict) or not isinstance(keys, list):
         if not isinstance(value, dict):
-            found = f"the file holds {_json_kind(value)}"
+            found = f"the file holds {json_kind(value)}"
         else:
-            found = f'"keys" is {_json_kind(keys)}' if "keys" in value else '"keys" is missing'
+            found = f'"keys" is {json_kind(keys)}' if "keys" in value else '"keys" is missing'
         raise KeyFileError(path, f'must be an object {{"keys": [...]}}, but {found}')
     for i, key in enumerate(keys):
         if not isinstance(key, dict):
-            raise KeyFileError(path, f"keys[{i}] must be an object, but is {_json_kind(key)}")
+            raise KeyFileError(path, f"keys[{i}] must be an object, but is {json_kind(key)}")
     return keys
-
-
-def _json_kind(value: Any) -> str:
-    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
-    return kinds.get(type(value), "a number")
 
 
 class KeyFileError(ConfigError):

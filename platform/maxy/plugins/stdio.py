@@ -75,7 +75,8 @@ def recover_id(raw: str | bytes) -> RequestId | None:
     return found
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, for error messages: "an object", "a list", "null", ..."""
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number"
     )
@@ -86,7 +87,7 @@ def _invalid(value: Any) -> BadMessage:
         _id_of(value),
         INVALID_REQUEST,
         'Invalid Request: expected one JSON-RPC 2.0 object ("jsonrpc": "2.0" with a method, result or error), '
-        f"got {_kind(value)}" + (" that is not one" if isinstance(value, dict) else ""),
+        f"got {json_kind(value)}" + (" that is not one" if isinstance(value, dict) else ""),
     )
 
 
