@@ -32,11 +32,8 @@ from maxy.evaluation.metrics import percentile
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.schema import apply_schema
-from maxy.search import SearchRequest, hybrid
-from maxy.search.pipeline import SearchFlags
+from maxy.search import NON_LLM, SearchRequest, hybrid
 
-# Every stage that needs no LLM: routing (class "general"), RRF, boosts, four-layer dedup.
-ALL_STAGES = SearchFlags(route=True, rrf=True, boosts=True, dedup=True)
 from maxy.search.lucene import build_query
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact-dev"
@@ -139,7 +136,7 @@ def main() -> None:
                 response = hybrid(db, caller, request(q), embedder)
                 pipeline.append((time.perf_counter() - t0) * 1000)
                 t0 = time.perf_counter()
-                hybrid(db, caller, SearchRequest(q, limit=10, expand_hops=1, retrieval_class="general"), embedder, ALL_STAGES)
+                hybrid(db, caller, SearchRequest(q, limit=10, expand_hops=1, retrieval_class="general"), embedder, NON_LLM)
                 staged.append((time.perf_counter() - t0) * 1000)
                 for key, value in response.stats.items():
                     if key.endswith("_ms"):

@@ -124,7 +124,7 @@ def test_a_busy_account_never_crowds_one_session_out(db, account, embedder):
 def test_session_search_survives_a_failing_filtered_search(db, make_account, embedder, tmp_path):
     """When the message index's filtered SEARCH fails (Neo4j 2026.08, see
     docs/neo4j-vector-filter-bug.md), the exact fallback scans only the asked session."""
-    from maxy.search.retrieve import clear_index_cache
+    from maxy.search import clear_index_cache
 
     from .faults import FilteredSearchFails
 

@@ -14,11 +14,11 @@ from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.schema import apply_schema
-from maxy.search import SearchRequest, hybrid
+from maxy.search import BASELINE, SearchRequest, hybrid
 from maxy.search.format import OUTPUT_BUDGET, project, render
 from maxy.search.hits import Hit, Related
 from maxy.search.reindex import count_missing, reindex
-from maxy.search.retrieve import clear_index_cache
+from maxy.search import clear_index_cache
 
 from .test_graph_write import BrokenEmbedder
 
@@ -64,14 +64,14 @@ def test_hybrid_ranks_the_relevant_node_first_and_logs_one_line(db, account, emb
 
 
 def test_exact_identifier_found_through_bm25(db, account, embedder, shop):
-    r = hybrid(db, Caller(account.account_id), SearchRequest("INV-2231", fusion="bm25"), embedder)
+    r = hybrid(db, Caller(account.account_id), SearchRequest("INV-2231"), embedder, BASELINE.with_(fusion="bm25"))
     assert r.mode == "bm25" and r.hits[0].node_id == shop["boiler"]
 
 
 def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
     caller = Caller(account.account_id)
     # The spec's formula: 0.7 x cosine + 0.3 x min-max BM25.
-    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50, vector_norm="cosine"), embedder)
+    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm="cosine"))
     assert r.stats["fused"] <= 50  # every fused hit is here, so the min-max sets are complete
     for h in r.hits:
         assert h.score == pytest.approx(0.7 * h.vector_score + 0.3 * h.bm25_score)
@@ -84,7 +84,7 @@ def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
     assert [h.score for h in r.hits] == sorted((h.score for h in r.hits), reverse=True)
     # min-max on the vector list too: the best cosine counts 1, the lowest the vector path
     # returned 0, a node only BM25 found gets no vector term.
-    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50, vector_norm="minmax"), embedder)
+    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm="minmax"))
     found = [h for h in r.hits if any(k.startswith("vector:") for k in h.ranks)]
     vlo, vhi = min(h.vector_score for h in found), max(h.vector_score for h in found)
     for h in r.hits:
@@ -92,7 +92,7 @@ def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
         assert h.score == pytest.approx(0.7 * v + 0.3 * h.bm25_score)
     # Without vector_norm the embedder's own choice applies.
     default = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder)
-    own = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50, vector_norm=embedder.fusion_vector_norm), embedder)
+    own = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm=embedder.fusion_vector_norm))
     assert [(h.node_id, h.score) for h in default.hits] == [(h.node_id, h.score) for h in own.hits]
 
 
@@ -100,7 +100,7 @@ def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
 @pytest.mark.parametrize("query", ["boiler repair", "heating", "internal complaint", "landscaping"])
 def test_public_agent_never_sees_other_account_deleted_admin_or_other_agent_nodes(db, account, embedder, shop, fusion, query):
     caller = Caller(account.account_id, ("public",), "alpha")
-    r = hybrid(db, caller, SearchRequest(query, limit=50, fusion=fusion), embedder)
+    r = hybrid(db, caller, SearchRequest(query, limit=50), embedder, BASELINE.with_(fusion=fusion))
     for h in r.hits:
         assert h.node_id not in (shop["rival"], shop["gone"], shop["beta"])
         assert h.properties.get("scope") in (None, "public") and "alpha" in h.properties["agents"]
@@ -216,7 +216,7 @@ def test_reindex_backfills_embeddings_and_is_resumable(db, account, embedder):
     done = reindex(db, account, embedder, batch_size=2)
     assert done["embedded"] == 5 and done["remaining"] == 0
     assert reindex(db, account, embedder)["embedded"] == 0
-    r = hybrid(db, Caller(account.account_id), SearchRequest("product launch", fusion="vector"), embedder)
+    r = hybrid(db, Caller(account.account_id), SearchRequest("product launch"), embedder, BASELINE.with_(fusion="vector"))
     assert len(r.hits) == 5
 
 
@@ -244,9 +244,9 @@ def test_vector_path_falls_back_when_the_filtered_search_fails_in_the_server(db,
     caplog.set_level(logging.INFO, logger="maxy")
     faulty = FilteredSearchFails(db)
     caller = Caller(account.account_id, ("public",), "alpha")
-    normal = hybrid(db, caller, SearchRequest("my central heating is broken", fusion="vector"), embedder)
+    normal = hybrid(db, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector"))
     try:
-        r = hybrid(faulty, caller, SearchRequest("my central heating is broken", fusion="vector"), embedder)
+        r = hybrid(faulty, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector"))
         assert r.hits and r.hits[0].node_id == shop["boiler"]
         assert all(h.node_id not in (shop["rival"], shop["gone"], shop["beta"]) for h in r.hits)
         assert "reason=vector-filter-failed" in caplog.text and "fallback=exact-scan" in caplog.text
@@ -255,7 +255,7 @@ def test_vector_path_falls_back_when_the_filtered_search_fails_in_the_server(db,
         assert [round(h.vector_score, 4) for h in r.hits] == [round(h.vector_score, 4) for h in normal.hits]
         # Marked: the next query skips the failing SEARCH and scans at once.
         caplog.clear()
-        again = hybrid(faulty, caller, SearchRequest("my central heating is broken", fusion="vector"), embedder)
+        again = hybrid(faulty, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector"))
         assert [h.node_id for h in again.hits] == [h.node_id for h in r.hits]
         assert "vector-filter-failed" not in caplog.text
     finally:
@@ -291,7 +291,7 @@ def test_vector_search_survives_the_real_neo4j_filtered_search_bug(db, make_acco
     except neo4j.exceptions.DatabaseError:
         server_fails = True
     try:
-        r = hybrid(db, Caller(small.account_id), SearchRequest("my boiler was repaired quickly", fusion="vector", labels=("Review",)), embedder)
+        r = hybrid(db, Caller(small.account_id), SearchRequest("my boiler was repaired quickly", labels=("Review",)), embedder, BASELINE.with_(fusion="vector"))
         assert [h.node_id for h in r.hits][:1] == [mine[0].node_id]
         assert {h.node_id for h in r.hits} == {m.node_id for m in mine}  # exactly the account's three
         assert ("fallback=exact-scan" in caplog.text) == server_fails

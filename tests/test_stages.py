@@ -1,79 +1,22 @@
-"""The flagged stages: pure functions, the LLM stages against a local fake Messages API,
-and the pipeline with every flag off behaving exactly like the baseline."""
+"""The optional boxes against the real database: the LLM stages against a local fake Messages
+API, and the pipeline with every stage off behaving exactly like the baseline. The pure
+functions of each box are tested in ``tests/unit/test_search_boxes.py``."""
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 
 import pytest
 
 from maxy.config import load_settings
 from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
-from maxy.search import SearchRequest, hybrid
-from maxy.search import expansion
+from maxy.search import BASELINE, SearchRequest, hybrid
+from maxy.search import query_expansion as expansion
 from maxy.search.classifier import classify
-from maxy.search.fusion import merge, rrf, weighted
-from maxy.search.hits import Hit
-from maxy.search.pipeline import SearchFlags
-from maxy.search.stages import apply_boosts, backlink_bump, dedup, route
 
 from .fake_anthropic import FakeAnthropic
-
-
-# ---- pure stages ---------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("count", "bump"), [(0, 0.0), (None, 0.0), (1, 0.05), (10, 0.10), (100, 0.15), (1000, 0.20), (10**6, 0.25)]
-)
-def test_backlink_bump_table(count, bump):
-    assert backlink_bump(count) == pytest.approx(bump)
-
-
-def test_boosts_multiply_the_combined_score():
-    hits = [Hit("a", [], score=0.5), Hit("b", [], score=0.5), Hit("c", [], score=0.5)]
-    n = apply_boosts(hits, {"a": {"compiledTruth": "x"}, "b": {"backlinkCount": 10}, "c": {}})
-    assert n == 2
-    assert [h.score for h in hits] == pytest.approx([0.575, 0.55, 0.5])
-
-
-def test_four_layer_dedup_keeps_the_best_of_each_group():
-    hits = [Hit(i, [], score=s) for i, s in [("a", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6), ("e", 0.5)]]
-    signals = {
-        "a": {"slug": "acme", "name": "Acme Ltd"},
-        "b": {"slug": "ACME"},  # same slug, case-insensitive
-        "c": {"canonicalName": "acme ltd"},  # same canonical name as a's name
-        "d": {"content": "Same  text"},
-        "e": {"content": "same text"},  # same content hash (whitespace and case folded)
-    }
-    assert [h.node_id for h in dedup(hits, signals)] == ["a", "d"]
-
-
-def test_routes_follow_the_spec():
-    assert route(None) is None
-    assert route("entity").labels == ("Person", "Company", "Concept", "Organization") and route("entity").vector_weight > 0.7
-    assert route("temporal").labels == ("Event",) and route("temporal").vector_weight < 0.5
-    assert route("event").bm25_only and route("none").skip
-    assert route("general").labels is None and route("unknown-class").labels is None
-
-
-def test_rrf_sums_reciprocal_ranks():
-    a = Hit("a", [], vector_score=0.9, ranks={"vector:0": 1})
-    b = Hit("b", [], bm25_raw=3.0, ranks={"bm25:0": 1})
-    a2 = Hit("a", [], bm25_raw=1.0, ranks={"bm25:0": 2})
-    hits = list(merge([a], [b, a2]).values())
-    rrf(hits, 60)
-    by = {h.node_id: h.score for h in hits}
-    assert by["a"] == pytest.approx(1 / 61 + 1 / 62) and by["b"] == pytest.approx(1 / 61)
-
-
-def test_weighted_keeps_best_score_per_path():
-    hits = list(merge([Hit("a", [], vector_score=0.4), Hit("a", [], vector_score=0.8)], [Hit("a", [], bm25_raw=2.0), Hit("b", [], bm25_raw=1.0)]).values())
-    weighted(hits, 0.7)
-    by = {h.node_id: h for h in hits}
-    assert by["a"].vector_score == 0.8 and by["a"].score == pytest.approx(0.7 * 0.8 + 0.3 * 1.0)
-    assert by["b"].score == pytest.approx(0.0)
 
 
 # ---- LLM stages against the fake Messages API ----------------------------------------
@@ -162,7 +105,7 @@ def graph(db, account, embedder):
 def test_all_flags_off_is_the_baseline(db, account, embedder, graph):
     caller = Caller(account.account_id)
     base = hybrid(db, caller, SearchRequest("boiler", limit=20), embedder)
-    off = hybrid(db, caller, SearchRequest("boiler", limit=20, retrieval_class="entity"), embedder, SearchFlags())
+    off = hybrid(db, caller, SearchRequest("boiler", limit=20, retrieval_class="entity"), embedder, BASELINE)
     assert [(h.node_id, round(h.score, 9)) for h in base.hits] == [(h.node_id, round(h.score, 9)) for h in off.hits]
 
 
@@ -172,22 +115,22 @@ def test_each_flag_changes_behaviour(db, account, embedder, graph, caplog):
     req = SearchRequest("boiler", limit=20, expand_hops=0)
     base = {h.node_id: h.score for h in hybrid(db, caller, req, embedder).hits}
 
-    boosted = hybrid(db, caller, req, embedder, SearchFlags(boosts=True))
+    boosted = hybrid(db, caller, req, embedder, BASELINE.with_(boosts=True))
     assert boosted.stats["boosted"] == 2
     assert {h.node_id: h.score for h in boosted.hits}[graph] == pytest.approx(base[graph] * 1.15)
 
-    deduped = hybrid(db, caller, req, embedder, SearchFlags(dedup=True))
+    deduped = hybrid(db, caller, req, embedder, BASELINE.with_(dedup=True))
     names = [h.properties.get("name", "").lower() for h in deduped.hits]
     assert names.count("acme boilers") == 1 and len(deduped.hits) == len(base) - 1
 
-    rrf_resp = hybrid(db, caller, req, embedder, SearchFlags(rrf=True))
+    rrf_resp = hybrid(db, caller, req, embedder, BASELINE.with_(fusion="rrf"))
     assert rrf_resp.mode == "rrf" and all(h.score < 0.05 for h in rrf_resp.hits)
 
-    routed = hybrid(db, caller, SearchRequest("boiler", retrieval_class="event"), embedder, SearchFlags(route=True))
+    routed = hybrid(db, caller, SearchRequest("boiler", retrieval_class="event"), embedder, BASELINE.with_(route=True))
     assert routed.mode == "bm25" and {tuple(h.labels) for h in routed.hits} == {("Event",)}
-    entity = hybrid(db, caller, SearchRequest("boiler", retrieval_class="entity"), embedder, SearchFlags(route=True))
+    entity = hybrid(db, caller, SearchRequest("boiler", retrieval_class="entity"), embedder, BASELINE.with_(route=True))
     assert {h.labels[0] for h in entity.hits} <= {"Person", "Company", "Concept", "Organization"}
-    skipped = hybrid(db, caller, SearchRequest("hello", retrieval_class="none"), embedder, SearchFlags(route=True))
+    skipped = hybrid(db, caller, SearchRequest("hello", retrieval_class="none"), embedder, BASELINE.with_(route=True))
     assert skipped.hits == [] and skipped.mode == "skipped"
     line = [r.getMessage() for r in caplog.records if "retrievalClass=entity" in r.getMessage()][-1]
     for key in ("expansions=0", "boosted=", "deduped=", "final=", "mode=hybrid", "expand-ms="):
@@ -198,17 +141,13 @@ def test_expansion_flag_unions_paraphrases(db, account, embedder, graph, llm):
     llm.reply = json.dumps({"paraphrases": ["trade fair", "annual exhibition", "expo event"]})
     settings = load_settings()
     caller = Caller(account.account_id)
-    r = hybrid(db, caller, SearchRequest("boiler show"), embedder, SearchFlags(expansion=True, settings=settings))
+    r = hybrid(db, caller, SearchRequest("boiler show"), embedder, BASELINE.with_(expansion=True, llm=settings))
     assert r.stats["expansions"] == 3
     assert any("Boiler expo 2026" == h.properties.get("name") for h in r.hits)
     llm.mode = "500"
     expansion.clear_cache()
-    r = hybrid(db, caller, SearchRequest("boiler show"), embedder, SearchFlags(expansion=True, settings=settings))
+    r = hybrid(db, caller, SearchRequest("boiler show"), embedder, BASELINE.with_(expansion=True, llm=settings))
     assert r.stats["expansions"] == 0 and r.hits
-
-
-def test_log10_table_matches_spec_examples():
-    assert 0.05 + 0.05 * math.log10(100) == pytest.approx(0.15)
 
 
 def test_hyde_adds_hypothetical_vectors_and_caches(db, account, embedder, graph, llm, caplog):
@@ -223,60 +162,38 @@ def test_hyde_adds_hypothetical_vectors_and_caches(db, account, embedder, graph,
     settings = load_settings()
     caller = Caller(account.account_id)
     base = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder)
-    with_hyde = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, SearchFlags(hyde=True, settings=settings))
+    with_hyde = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, BASELINE.with_(hyde=True, llm=settings))
     assert len(llm.requests) == 3  # one lens call, one document per lens
     assert "[hyde] accountId=" in caplog.text and "generated=2" in caplog.text
     assert with_hyde.stats["vector"] > base.stats["vector"]
     assert with_hyde.hits[0].properties["name"] == "Boiler expo 2026"
-    hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, SearchFlags(hyde=True, settings=settings))
+    hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, BASELINE.with_(hyde=True, llm=settings))
     assert len(llm.requests) == 3, "lenses and documents come from the one-hour cache"
     hyde.clear_cache()
     llm.mode = "500"
-    failed = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, SearchFlags(hyde=True, settings=settings))
+    failed = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, BASELINE.with_(hyde=True, llm=settings))
     assert [h.node_id for h in failed.hits] == [h.node_id for h in base.hits]
     assert "[hyde] fallback" in caplog.text
-
-
-def test_weighted_minmax_rescales_the_vector_list_like_bm25():
-    vec = [Hit("a", [], vector_score=0.82, ranks={"vector:0": 1}), Hit("b", [], vector_score=0.78, ranks={"vector:0": 2}),
-           Hit("c", [], vector_score=0.70, ranks={"vector:0": 3})]  # fmt: skip
-    bm = [Hit("d", [], bm25_raw=9.0, ranks={"bm25:0": 1}), Hit("c", [], bm25_raw=3.0, ranks={"bm25:0": 2})]
-    cos_hits = list(merge(vec, bm).values())
-    weighted(cos_hits, 0.7, "cosine")
-    by = {h.node_id: h.score for h in cos_hits}
-    assert by["a"] == pytest.approx(0.7 * 0.82) and by["d"] == pytest.approx(0.3)
-    mm_hits = list(merge(vec, bm).values())
-    weighted(mm_hits, 0.7, "minmax")
-    by = {h.node_id: h.score for h in mm_hits}
-    assert by["a"] == pytest.approx(0.7)  # best cosine -> 1
-    assert by["b"] == pytest.approx(0.7 * (0.08 / 0.12))
-    assert by["c"] == pytest.approx(0.0)  # lowest cosine -> 0, lowest BM25 -> 0
-    assert by["d"] == pytest.approx(0.3)  # found by BM25 only: no vector term
-    one = list(merge([Hit("z", [], vector_score=0.5, ranks={"vector:0": 1})], []).values())
-    weighted(one, 0.7, "minmax")
-    assert one[0].score == pytest.approx(0.7)  # a single cosine scales to 1
-    with pytest.raises(ValueError, match="vector_norm"):
-        weighted(one, 0.7, "zscore")
 
 
 def test_search_request_vector_norm_is_validated_and_defaults_to_the_embedder(db, account, embedder, graph):
     from maxy.errors import ValidationError
 
     with pytest.raises(ValidationError, match="vectorNorm"):
-        SearchRequest("boiler", vector_norm="softmax").validated()
+        BASELINE.with_(vector_norm="softmax")
     caller = Caller(account.account_id)
     own = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0), embedder)
     norm = getattr(embedder, "fusion_vector_norm", "cosine")
-    same = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0, vector_norm=norm), embedder)
+    same = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0), embedder, BASELINE.with_(vector_norm=norm))
     other = "cosine" if norm == "minmax" else "minmax"
-    flipped = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0, vector_norm=other), embedder)
+    flipped = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0), embedder, BASELINE.with_(vector_norm=other))
     assert [(h.node_id, round(h.score, 6)) for h in own.hits] == [(h.node_id, round(h.score, 6)) for h in same.hits]
     assert [round(h.score, 6) for h in own.hits] != [round(h.score, 6) for h in flipped.hits]
 
 
 def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, embedder, graph):
     from maxy.schema import _record_embedder
-    from maxy.search.retrieve import clear_index_cache
+    from maxy.search import clear_index_cache
 
     caller = Caller(account.account_id)
     assert hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder).mode == "hybrid"
@@ -294,15 +211,90 @@ def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, em
 
 def test_vector_only_search_with_vectors_from_another_model_still_answers_by_bm25(db, account, embedder, graph):
     from maxy.schema import _record_embedder
-    from maxy.search.retrieve import clear_index_cache
+    from maxy.search import clear_index_cache
 
     caller = Caller(account.account_id)
     try:
         _record_embedder(db, "some-other-384-model", embedder.dimensions)
         clear_index_cache()
-        response = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, fusion="vector"), embedder)
+        response = hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder, BASELINE.with_(fusion="vector"))
         assert response.mode == "bm25" and response.hits
         assert any("BM25-only" in w for w in response.warnings)
     finally:
         _record_embedder(db, embedder.name, embedder.dimensions)
         clear_index_cache()
+
+
+# ---- keyword subscriptions inside FUSE ------------------------------------------------
+@pytest.fixture()
+def subscribed(db, account, embedder):
+    w = GraphWriter(db, account, embedder)
+    body = "Our pricing tiers for boiler servicing contracts."
+    boosted = w.write(NodeSpec(["Article"], {"name": "Pricing tiers", "body": body, "keywords": ["pricing"],
+                                             "compiledTruth": "Three tiers: basic, plus, premium."}))  # fmt: skip
+    plain = w.write(NodeSpec(["Article"], {"name": "Pricing notes", "body": body + " Draft.", "keywords": ["pricing"]}))
+    w.write(NodeSpec(["Article"], {"name": "Boiler servicing", "body": "How a boiler service visit goes."}))
+    return boosted.node_id, plain.node_id
+
+
+def test_subscriptions_are_fused_once_so_boosts_and_limits_hold(db, account, embedder, subscribed, caplog):
+    caplog.set_level(logging.INFO, logger="maxy")
+    boosted_id, plain_id = subscribed
+    caller = Caller(account.account_id)
+    req = SearchRequest("boiler servicing contracts", limit=10, expand_hops=0)
+    base = hybrid(db, caller, req, embedder, BASELINE.with_(keywords=("pricing",)))
+    with_boost = hybrid(db, caller, req, embedder, BASELINE.with_(keywords=("pricing",), boosts=True))
+    fused = {h.node_id: h.score for h in base.hits}
+    got = {h.node_id: h.score for h in with_boost.hits}
+    assert got[boosted_id] == pytest.approx(fused[boosted_id] * 1.15)  # the boost survives the subscription
+    assert got[plain_id] == pytest.approx(fused[plain_id])
+    assert [h.score for h in with_boost.hits] == sorted((h.score for h in with_boost.hits), reverse=True)
+    assert with_boost.stats["keyword"] == 2 and all("keyword" in h.ranks for h in with_boost.hits if h.node_id in (boosted_id, plain_id))
+    one = hybrid(db, caller, SearchRequest("boiler servicing contracts", limit=1, expand_hops=0), embedder,
+                 BASELINE.with_(keywords=("pricing",), boosts=True))  # fmt: skip
+    assert len(one.hits) == 1 and one.hits[0].node_id == with_boost.hits[0].node_id  # the limit holds once
+    line = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[graph-search:hybrid] accountId=")][-1]
+    assert "keyword=2" in line
+
+
+def test_the_cli_fuses_subscriptions_like_the_tool(db, account, subscribed, data_root, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    boosted_id, _ = subscribed
+    env = {**os.environ, "DATA_ROOT": str(data_root), "ACCOUNT_ID": account.account_id, "KNOWLEDGE_KEYWORDS": "pricing",
+           "MAXY_GS_BOOSTS": "true", "MAXY_LOG_LEVEL": "WARNING"}  # fmt: skip
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxy", "search", "pricing tiers", "--json", "--expand-hops", "0"],
+        env=env, cwd=repo, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["stats"]["keyword"] == 2 and out["stats"]["boosted"] >= 1
+    assert out["results"][0]["nodeId"] == boosted_id
+
+
+# ---- ROUTE: a class from the caller, or from the classifier ---------------------------
+def test_routing_without_a_class_asks_the_classifier(db, account, embedder, graph, llm, caplog):
+    caplog.set_level(logging.INFO, logger="maxy")
+    llm.reply = json.dumps({"search": True, "query": None, "reason": "an event", "retrievalClass": "event",
+                            "topicChange": False, "topicChangeConfidence": 0.1, "existingTopic": None})  # fmt: skip
+    caller = Caller(account.account_id)
+    routed = hybrid(db, caller, SearchRequest("boiler"), embedder, BASELINE.with_(route=True, llm=load_settings()))
+    assert routed.mode == "bm25" and {tuple(h.labels) for h in routed.hits} == {("Event",)}
+    assert "[admin-query-classifier]" in caplog.text and "retrievalClass=event" in caplog.text
+    given = hybrid(db, caller, SearchRequest("boiler", retrieval_class="entity"), embedder, BASELINE.with_(route=True, llm=load_settings()))
+    assert {h.labels[0] for h in given.hits} <= {"Person", "Company", "Concept", "Organization"}
+
+
+def test_routing_without_an_api_key_degrades_to_the_unrouted_search(db, account, embedder, graph, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    caller = Caller(account.account_id)
+    base = hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder)
+    routed = hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder,
+                    BASELINE.with_(route=True, llm=load_settings(ANTHROPIC_API_KEY=None)))  # fmt: skip
+    assert [(h.node_id, round(h.score, 9)) for h in routed.hits] == [(h.node_id, round(h.score, 9)) for h in base.hits]
+    assert any("query classifier unavailable" in w for w in routed.warnings)

@@ -73,11 +73,6 @@ def _validate(query: object, limit: object, session_id: object) -> tuple[str, in
     return query.strip(), limit, sid
 
 
-# Messages are short, conversational turns: BM25 carries more of the signal than on documents
-# (locomo-dev: vector alone R@5 0.39, BM25 0.60), so the fusion weighs the paths evenly.
-MESSAGE_VECTOR_WEIGHT = 0.5
-CANDIDATES = 100
-
 
 def search_messages(
     db: Database,
@@ -87,13 +82,14 @@ def search_messages(
     *,
     session_id: str | None = None,
     limit: int = 10,
-    flags: Any = None,
+    config: Any = None,
 ) -> list[dict[str, Any]]:
     """Messages for ``query``, best first: the hybrid pipeline (vector through
     ``message_embedding`` + BM25, guards on both) restricted to Message nodes and, when
     given, to one session. Rows: messageId, nodeId, role, content, timestamp, sessionId,
-    speaker, score, mode."""
-    from .search import SearchRequest, hybrid
+    speaker, score, mode. ``config`` defaults to the message-search preset; keyword
+    subscriptions never apply to messages."""
+    from .search import MESSAGE_SEARCH, SearchRequest, hybrid
 
     started = time.perf_counter()
     text, limit, sid = _validate(query, limit, session_id)
@@ -102,11 +98,9 @@ def search_messages(
         limit=limit,
         labels=("Message",),
         expand_hops=0,
-        vector_weight=MESSAGE_VECTOR_WEIGHT,
-        candidate_k=max(CANDIDATES, limit),
         session_id=sid,
     )
-    response = hybrid(db, caller, request, embedder, *([flags] if flags is not None else []))
+    response = hybrid(db, caller, request, embedder, (config or MESSAGE_SEARCH).with_(keywords=()))
     rows = []
     for h in response.hits:
         p = h.properties

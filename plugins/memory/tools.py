@@ -27,14 +27,13 @@ from maxy.conversations import find_conversation, search_messages
 from maxy.errors import GraphWriteError, ValidationError
 from maxy.graph.allowlist import RESERVED_PROPERTIES
 from maxy.graph.confine import id_root, not_writable, record_scope
-from maxy.graph.guards import Caller, node_guard
+from maxy.graph.guards import node_guard
 from maxy.graph.write import Edge, GraphWriter, NodeSpec, WriteResult
 from maxy.logs import log_line, short
 from maxy.plugins.api import ToolContext, ToolError, require, tool
-from maxy.search import SearchRequest, hybrid
-from maxy.search.pipeline import SearchFlags
+from maxy.search import MESSAGE_SEARCH, SearchConfig, SearchRequest, hybrid
+from maxy.search.config import subscribed_keywords
 from maxy.search.format import OUTPUT_BUDGET, project, render
-from maxy.search.hits import Hit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +41,6 @@ REPORT_BODY_LIMIT = 10_000
 REPORT_TITLE_LIMIT = 500
 MAX_KEYWORDS = 20
 MAX_KEYWORD_CHARS = 100
-MAX_SUBSCRIPTIONS = 5
 MESSAGE_CONTENT_CHARS = 4_000
 SYSTEM = "system"
 
@@ -171,79 +169,6 @@ def _parse_edges(edges: object) -> list[Edge]:
 
 # ---------------------------------------------------------------------------------------
 # memory-search
-def _subscription_merge(ctx: ToolContext, req: SearchRequest, hits: list[Hit], mode: str) -> list[Hit]:
-    """Keyword subscriptions (KNOWLEDGE_KEYWORDS): BM25 per keyword plus the nodes tagged with
-    it in their ``keywords`` list (scored as a perfect BM25 match), without the agent-tag
-    filter but with every other guard, merged into the scored hits by nodeId (max per path)."""
-    from maxy.search.expand import expand, load_properties
-    from maxy.search.retrieve import bm25_search, fulltext_available
-
-    keywords = [k for k in ctx.knowledge_keywords if isinstance(k, str) and k.strip()][:MAX_SUBSCRIPTIONS]
-    if not keywords:
-        return hits
-    db = ctx.db
-    scoped = Caller(ctx.caller.account_id, ctx.caller.allowed_scopes, None)  # scope-inclusive by design
-    found: dict[str, tuple[float, list[str], int]] = {}  # nodeId -> (bm25-like score, labels, best rank)
-
-    def note(node_id: str, labels: list[str], score: float, rank: int) -> None:
-        old = found.get(node_id)
-        if old is None or score > old[0]:
-            found[node_id] = (score, labels, min(rank, old[2]) if old else rank)
-
-    if fulltext_available(db):
-        for lst in bm25_search(db, scoped, keywords, req.labels, req.limit):
-            raws = [h.bm25_raw or 0.0 for h in lst]
-            lo, hi = (min(raws), max(raws)) if raws else (0.0, 0.0)
-            for rank, h in enumerate(lst, start=1):
-                norm = 1.0 if hi == lo else ((h.bm25_raw or 0.0) - lo) / (hi - lo)
-                note(h.node_id, h.labels, norm, rank)
-    guard = node_guard(scoped, "n")
-    label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if req.labels else ""
-    for rank, r in enumerate(
-        db.read(
-            f"""
-            MATCH (n:Node) WHERE {guard.clause} AND n.keywords IS NOT NULL
-              AND any(k IN n.keywords WHERE toLower(toString(k)) IN $kws) {label_filter}
-            RETURN n.nodeId AS id, [l IN labels(n) WHERE l <> 'Node'] AS labels
-            ORDER BY n.updatedAt DESC LIMIT $k
-            """,
-            kws=[k.strip().lower() for k in keywords],
-            labels=list(req.labels or []),
-            k=req.limit,
-            **guard.params,
-        ),
-        start=1,
-    ):
-        note(r["id"], r["labels"], 1.0, rank)
-    if not found:
-        return hits
-
-    by_id = {h.node_id: h for h in hits}
-    new: list[Hit] = []
-    for node_id, (kw, labels, rank) in found.items():
-        h = by_id.get(node_id)
-        if h is None:
-            h = Hit(node_id, labels)
-            new.append(h)
-        if mode == "rrf":
-            h.score += 1.0 / (req.rrf_k + rank)
-        elif mode == "bm25":
-            h.bm25_score = max(h.bm25_score, kw)
-            h.score = h.bm25_score
-        elif mode == "hybrid":
-            h.bm25_score = max(h.bm25_score, kw)
-            h.score = req.vector_weight * h.vector_score + (1 - req.vector_weight) * h.bm25_score
-        else:
-            h.score = max(h.score, (1 - req.vector_weight) * kw)
-        h.ranks["keyword"] = rank
-    new = load_properties(db, scoped, new)
-    if req.expand_hops == 1 and new:
-        expand(db, ctx.caller, new)  # related nodes only where the full guard admits the hit
-    merged = [h for h in hits + new if h.score >= req.threshold]
-    merged.sort(key=lambda h: (-h.score, h.node_id))
-    return merged[: req.limit]
-
-
 @tool(
     "memory-search",
     description="""
@@ -251,7 +176,9 @@ Search the knowledge graph (hybrid: semantic vector search + BM25 keywords, one-
 expansion). Returns text blocks `[Labels] (id: nodeId) (score: 0.xxx)` with properties and
 related nodes, separated by `---`, within an 80,000-character budget.
 Arguments: query (text); limit (1-500, default 10); labels (only these node labels);
-fields (return only these property names; [] for none); expandHops (1: related nodes, 0: compact).
+fields (return only these property names; [] for none); expandHops (1: related nodes, 0: compact);
+retrievalClass (entity | temporal | event | general | none: routes the search when routing is on;
+omitted: the query classifier decides, or no routing).
 """,
     read_only=True,
     idempotent=True,
@@ -264,6 +191,7 @@ def memory_search(
     labels: list[str] | None = None,
     fields: list[str] | None = None,
     expandHops: int = 1,
+    retrievalClass: str | None = None,
 ) -> str:
     if isinstance(labels, str):
         labels = [labels]
@@ -275,10 +203,11 @@ def memory_search(
         labels=tuple(labels) if labels else None,
         fields=tuple(fields) if fields is not None else None,
         expand_hops=expandHops,
-        fusion="rrf" if ctx.settings.MAXY_GS_RRF else "weighted",
-    ).validated()
-    response = hybrid(ctx.db, ctx.caller, req, ctx.embedder, SearchFlags.from_settings(ctx.settings))
-    hits = _subscription_merge(ctx, req, list(response.hits), response.mode)
+        retrieval_class=retrievalClass,
+    )
+    config = SearchConfig.from_settings(ctx.settings).with_(keywords=subscribed_keywords(ctx.knowledge_keywords))
+    response = hybrid(ctx.db, ctx.caller, req, ctx.embedder, config)
+    hits = response.hits
     project(hits, req.fields, ctx.caller.account_id)
     text = render(hits, OUTPUT_BUDGET)
     if response.warnings:
@@ -491,7 +420,7 @@ def conversation_search(ctx: ToolContext, query: str, limit: int = 10, sessionId
     session = ctx.session_id or sessionId
     rows = search_messages(
         ctx.db, ctx.caller, ctx.embedder, query, session_id=session, limit=limit,
-        flags=SearchFlags.from_settings(ctx.settings),
+        config=SearchConfig.from_settings(ctx.settings, base=MESSAGE_SEARCH),
     )
     return _render_messages(rows)
 

@@ -23,8 +23,7 @@ from ..errors import ValidationError
 from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
-from ..search import SearchRequest, hybrid
-from ..search.pipeline import OFF, SearchFlags
+from ..search import BASELINE, SearchConfig, SearchRequest, hybrid
 from .metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 
 ATTACHMENT_PREFIX = "beir:"
@@ -156,13 +155,13 @@ def run_queries(
     data: BeirData,
     account: ValidatedAccount,
     *,
-    fusion: str = "weighted",
     depth: int = 100,
     node_limit: int = 300,
     progress: Callable[[int, int], None] | None = None,
-    flags: SearchFlags = OFF,
+    config: SearchConfig = BASELINE,
 ) -> dict[str, Any]:
     caller = Caller(account.account_id)
+    config = config.with_(candidate_k=node_limit)
     ids = [q for q in data.qrels if q in data.queries]
     ndcg, recall, mrr, latencies = [], [], [], []
     per_query = {}
@@ -172,11 +171,9 @@ def run_queries(
             limit=node_limit,
             labels=EVAL_LABELS,
             expand_hops=0,
-            fusion=fusion,  # type: ignore[arg-type]
-            candidate_k=node_limit,
         )
         t0 = time.perf_counter()
-        response = hybrid(db, caller, request, embedder, flags)
+        response = hybrid(db, caller, request, embedder, config)
         latencies.append((time.perf_counter() - t0) * 1000)
         ranked = rank_documents(response.hits)[:depth]
         rel = data.qrels[qid]
@@ -195,5 +192,5 @@ def run_queries(
         "p95_ms": round(percentile(latencies, 95), 1),
         "queries": len(ids),
     }
-    log_line("eval:beir", accountId=short(account.account_id), fusion=fusion, **{k.replace("@", "_at_"): v for k, v in figures.items()})
+    log_line("eval:beir", accountId=short(account.account_id), fusion=config.fusion, **{k.replace("@", "_at_"): v for k, v in figures.items()})
     return figures

@@ -28,11 +28,12 @@ def register(app: typer.Typer) -> None:
         from ..db import Database
         from ..embeddings import get_embedder
         from ..schema import apply_schema
-        from ..search.pipeline import SearchFlags
+        from ..search import BASELINE, SearchConfig
         from .beir import ensure_corpus, eval_account, load_beir, run_queries
 
         if fusion not in ("weighted", "rrf", "vector", "bm25"):
             raise typer.BadParameter("one of weighted, rrf, vector, bm25", param_hint="--fusion")
+        config = SearchConfig.from_settings(load_settings(), base=BASELINE.with_(fusion=fusion))
         settings = load_settings()
         data = load_beir(directory, split)
         embedder = get_embedder(settings)
@@ -48,7 +49,7 @@ def register(app: typer.Typer) -> None:
                 )
                 qtask = progress.add_task("queries", total=len(data.qrels))
                 figures = run_queries(
-                    db, embedder, data, account, fusion=fusion, flags=SearchFlags.from_settings(settings),
+                    db, embedder, data, account, config=config,
                     progress=lambda done, total: progress.update(qtask, completed=done, total=total),
                 )
         if json_out:
@@ -77,7 +78,7 @@ def register(app: typer.Typer) -> None:
         from ..db import Database
         from ..embeddings import get_embedder
         from ..schema import apply_schema
-        from ..search.pipeline import SearchFlags
+        from ..search import MESSAGE_SEARCH, SearchConfig
         from .conversations import KS, evaluate
 
         settings = load_settings()
@@ -87,7 +88,7 @@ def register(app: typer.Typer) -> None:
             with Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
                 task = bar.add_task("questions", total=None)
                 result = evaluate(
-                    settings, db, embedder, directory, flags=SearchFlags.from_settings(settings),
+                    settings, db, embedder, directory, config=SearchConfig.from_settings(settings, base=MESSAGE_SEARCH),
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )
         if json_out:

@@ -92,7 +92,7 @@ def evaluate(
     *,
     progress: Callable[[int, int], None] | None = None,
     search: Callable[..., list[dict[str, Any]]] | None = None,
-    flags: Any = None,
+    config: Any = None,
 ) -> dict[str, Any]:
     if search is None:
         from ..conversations import search_messages as search
@@ -106,7 +106,7 @@ def evaluate(
         if account is None:
             raise ValidationError("questions.jsonl", f"conversation {q.get('conversation')!r} has no messages")
         t0 = time.perf_counter()
-        extra = {"flags": flags} if flags is not None else {}
+        extra = {"config": config} if config is not None else {}
         rows = search(db, Caller(account.account_id), embedder, q["question"], limit=max(KS), **extra)
         latencies.append((time.perf_counter() - t0) * 1000)
         ranked = [r["messageId"] for r in rows]

@@ -23,7 +23,7 @@ from typing import Literal
 from ..config import Settings
 from ..llm import LLMUnavailable, complete, parse_json_object
 from ..logs import log_line
-from .stages import RETRIEVAL_CLASSES
+from .route import RETRIEVAL_CLASSES
 
 Variant = Literal["admin", "public"]
 HISTORY_MESSAGES = 4

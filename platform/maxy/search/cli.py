@@ -22,7 +22,12 @@ def register(app: typer.Typer) -> None:
         expand_hops: int = typer.Option(1, "--expand-hops", help="1: attach related nodes; 0: compact."),
         scope: list[str] = typer.Option(None, "--scope", help="Allowed scopes (repeatable); default: all."),
         agent: str = typer.Option(None, "--agent", help="Only nodes tagged for this agent slug."),
-        fusion: str = typer.Option("weighted", "--fusion", help="weighted | rrf | vector | bm25"),
+        fusion: str = typer.Option(
+            None, "--fusion", help="weighted | rrf | vector | bm25 [default: weighted, or rrf with MAXY_GS_RRF]"
+        ),
+        retrieval_class: str = typer.Option(
+            None, "--class", help="entity | temporal | event | general | none: routes the search (MAXY_GS_ROUTE)."
+        ),
         explain: bool = typer.Option(False, "--explain", help="With --json: per-path scores of each hit."),
         brief: bool = typer.Option(False, "--brief", help="One line per result: rank, score, label, title, snippet."),
         json_out: bool = typer.Option(False, "--json"),
@@ -31,8 +36,7 @@ def register(app: typer.Typer) -> None:
         from ..accounts import validate_account_id_env
         from ..config import load_settings
         from ..db import Database
-        from . import SearchRequest, hybrid
-        from .pipeline import SearchFlags
+        from . import SearchConfig, SearchRequest, hybrid
         from .format import project, render, to_json
 
         settings = load_settings()
@@ -45,11 +49,14 @@ def register(app: typer.Typer) -> None:
             labels=tuple(label) if label else None,
             fields=tuple(field_list) if field_list is not None else None,
             expand_hops=expand_hops,
-            fusion=fusion,  # type: ignore[arg-type]
+            retrieval_class=retrieval_class,
         )
+        config = SearchConfig.from_settings(settings)
+        if fusion is not None:
+            config = config.with_(fusion=fusion)
         embedder = _embedder_or_none(settings, err)
         with Database(settings) as db:
-            response = hybrid(db, caller, request, embedder, SearchFlags.from_settings(settings))
+            response = hybrid(db, caller, request, embedder, config)
         project(response.hits, request.fields, caller.account_id)
         if json_out:
             emit_json(
@@ -83,7 +90,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Embed nodes that lack an embedding (after an embedder outage or a model change)."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
 
         from ..accounts import validate_account_id_env
         from ..config import load_settings
@@ -91,7 +104,8 @@ def register(app: typer.Typer) -> None:
         from ..embeddings import get_embedder
         from ..graph.guards import Caller
         from ..schema import apply_schema
-        from .reindex import count_missing, reindex as run_reindex
+        from .reindex import count_missing
+        from .reindex import reindex as run_reindex
 
         settings = load_settings()
         validated = validate_account_id_env(settings)

@@ -1,28 +1,70 @@
-"""Fusion of the vector and BM25 lists: pure functions over hits."""
+"""FUSE: the ranked lists (vector, BM25, keyword subscriptions) into one scored hit per node.
+
+Pure functions over hits, unit-tested without a database. The fusion mode is decided once,
+by :func:`mode_for`, from the planned fusion and the paths that answered.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .hits import Hit
 
 RRF_K = 60
+VECTOR_NORMS = ("cosine", "minmax")
 
 
-def merge(vector_hits: Iterable[Hit], bm25_hits: Iterable[Hit]) -> dict[str, Hit]:
-    """One map keyed by nodeId; a node seen on several paths keeps its best score on each."""
+def mode_for(fusion: str, used_vector: bool, used_bm25: bool) -> str:
+    """The mode a search ran in: both paths fuse ("hybrid" or "rrf"), one path stands alone."""
+    if used_vector and used_bm25:
+        return "rrf" if fusion == "rrf" else "hybrid"
+    if used_vector:
+        return "vector"
+    return "bm25" if used_bm25 else "none"
+
+
+def fuse(
+    lists: Iterable[Iterable[Hit]],
+    mode: str,
+    *,
+    vector_weight: float,
+    vector_norm: str = "cosine",
+    rrf_k: int = RRF_K,
+) -> list[Hit]:
+    """Merge the lists by nodeId and score every hit for ``mode``."""
+    hits = list(merge(*lists).values())
+    if mode == "rrf":
+        rrf(hits, rrf_k)
+    elif mode == "hybrid":
+        weighted(hits, vector_weight, vector_norm if vector_norm in VECTOR_NORMS else "cosine")
+    else:
+        _SINGLE[mode](hits, vector_weight)
+    return hits
+
+
+def merge(*lists: Iterable[Hit]) -> dict[str, Hit]:
+    """One map keyed by nodeId; a node seen on several lists keeps its best score on each."""
     merged: dict[str, Hit] = {}
-    for hit in (*vector_hits, *bm25_hits):
-        seen = merged.get(hit.node_id)
-        if seen is None:
-            merged[hit.node_id] = Hit(hit.node_id, list(hit.labels), hit.vector_score, hit.bm25_raw, 0.0, 0.0, dict(hit.ranks))
-            continue
-        seen.vector_score = max(seen.vector_score, hit.vector_score)
-        if hit.bm25_raw is not None:
-            seen.bm25_raw = hit.bm25_raw if seen.bm25_raw is None else max(seen.bm25_raw, hit.bm25_raw)
-        for name, rank in hit.ranks.items():
-            seen.ranks[name] = min(rank, seen.ranks.get(name, rank))
+    for lst in lists:
+        for hit in lst:
+            seen = merged.get(hit.node_id)
+            if seen is None:
+                merged[hit.node_id] = Hit(
+                    hit.node_id, list(hit.labels), hit.vector_score, hit.bm25_raw,
+                    keyword_score=hit.keyword_score, ranks=dict(hit.ranks),
+                )
+            else:
+                _keep_best(seen, hit)
     return merged
+
+
+def _keep_best(seen: Hit, hit: Hit) -> None:
+    seen.vector_score = max(seen.vector_score, hit.vector_score)
+    seen.keyword_score = max(seen.keyword_score, hit.keyword_score)
+    if hit.bm25_raw is not None:
+        seen.bm25_raw = hit.bm25_raw if seen.bm25_raw is None else max(seen.bm25_raw, hit.bm25_raw)
+    for name, rank in hit.ranks.items():
+        seen.ranks[name] = min(rank, seen.ranks.get(name, rank))
 
 
 def normalise_bm25(hits: Iterable[Hit]) -> None:
@@ -30,22 +72,19 @@ def normalise_bm25(hits: Iterable[Hit]) -> None:
     scored = [h for h in hits if h.bm25_raw is not None]
     if not scored:
         return
-    lo = min(h.bm25_raw for h in scored)  # type: ignore[type-var]
-    hi = max(h.bm25_raw for h in scored)  # type: ignore[type-var]
+    raws = [h.bm25_raw for h in scored if h.bm25_raw is not None]
+    lo, hi = min(raws), max(raws)
     for h in scored:
-        h.bm25_score = 1.0 if hi == lo else (h.bm25_raw - lo) / (hi - lo)  # type: ignore[operator]
-
-
-VECTOR_NORMS = ("cosine", "minmax")
+        h.bm25_score = 1.0 if hi == lo else ((h.bm25_raw or 0.0) - lo) / (hi - lo)
 
 
 def vector_inputs(hits: Iterable[Hit], vector_norm: str = "cosine") -> dict[str, float]:
     """The vector term of the weighted sum per nodeId.
 
-    ``cosine``: the cosine as it is (the spec's formula). ``minmax``: the cosines of the
-    nodes the vector path returned, min-max scaled within the set like BM25 (all equal
-    or one -> 1.0); a node only BM25 found gets 0. For models whose cosines crowd into a
-    narrow band, where the raw value would leave the vector path almost no say.
+    ``cosine``: the cosine as it is. ``minmax``: the cosines of the nodes the vector path
+    returned, min-max scaled within the set like BM25 (all equal or one -> 1.0); a node only
+    another path found gets 0. For models whose cosines crowd into a narrow band, where the
+    raw value would leave the vector path almost no say.
     """
     hits = list(hits)
     if vector_norm == "cosine":
@@ -63,11 +102,12 @@ def vector_inputs(hits: Iterable[Hit], vector_norm: str = "cosine") -> dict[str,
 
 
 def weighted(hits: Iterable[Hit], vector_weight: float = 0.7, vector_norm: str = "cosine") -> None:
+    """w * vector + (1 - w) * keyword term, where a subscription counts as a BM25 match."""
     hits = list(hits)
     normalise_bm25(hits)
     vec = vector_inputs(hits, vector_norm)
     for h in hits:
-        h.score = vector_weight * vec[h.node_id] + (1.0 - vector_weight) * h.bm25_score
+        h.score = vector_weight * vec[h.node_id] + (1.0 - vector_weight) * max(h.bm25_score, h.keyword_score)
 
 
 def rrf(hits: Iterable[Hit], k: int = RRF_K) -> None:
@@ -78,8 +118,20 @@ def rrf(hits: Iterable[Hit], k: int = RRF_K) -> None:
         h.score = sum(1.0 / (k + rank) for rank in h.ranks.values())
 
 
-def rank(hits: list[Hit], list_name: str) -> list[Hit]:
-    """Stamp 1-based ranks of an already sorted list."""
-    for i, h in enumerate(hits, start=1):
-        h.ranks[list_name] = i
-    return hits
+def _vector_only(hits: list[Hit], vector_weight: float) -> None:
+    # A subscribed node scores like a perfect BM25 match would in the weighted sum.
+    for h in hits:
+        h.score = max(h.vector_score, (1.0 - vector_weight) * h.keyword_score)
+
+
+def _bm25_only(hits: list[Hit], vector_weight: float) -> None:
+    normalise_bm25(hits)
+    for h in hits:
+        h.score = max(h.bm25_score, h.keyword_score)
+
+
+_SINGLE: dict[str, Callable[[list[Hit], float], None]] = {
+    "vector": _vector_only,
+    "bm25": _bm25_only,
+    "none": _bm25_only,
+}

@@ -21,6 +21,7 @@ class Hit:
     vector_score: float = 0.0  # best cosine score over the vector indexes and queries
     bm25_raw: float | None = None  # best raw Lucene score
     bm25_score: float = 0.0  # min-max normalised within the result set
+    keyword_score: float = 0.0  # keyword subscriptions: 1.0 tagged, else BM25 min-max per keyword
     score: float = 0.0  # fused (and later boosted) score
     ranks: dict[str, int] = field(default_factory=dict)  # rank per list, for RRF and explain
     properties: dict[str, Any] = field(default_factory=dict)
@@ -32,6 +33,7 @@ class Hit:
             "vector": round(self.vector_score, 4),
             "bm25Raw": None if self.bm25_raw is None else round(self.bm25_raw, 4),
             "bm25": round(self.bm25_score, 4),
+            "keyword": round(self.keyword_score, 4),
             "score": round(self.score, 4),
             "ranks": self.ranks,
         }

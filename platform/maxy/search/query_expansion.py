@@ -1,6 +1,6 @@
-"""Multi-query expansion (flag MAXY_GS_EXPANSION): Claude Haiku writes 3-5 paraphrases,
-cached for an hour per (accountId, query, retrievalClass); on any failure, the original
-query alone."""
+"""EXPAND (query expansion, flag MAXY_GS_EXPANSION): Claude Haiku writes 3-5 paraphrases,
+cached for an hour per (accountId, query, retrievalClass), each searched by both paths; on
+any failure, the original query alone."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import threading
 import time
 
 from ..config import Settings
+from ..graph.guards import Caller
 from ..llm import LLMUnavailable, complete, parse_json_object
 from ..logs import log_line, short
+from .config import SearchConfig
+from .trace import SearchRun
 
 CACHE_TTL_S = 3600.0
 MAX_PARAPHRASES = 5
@@ -23,6 +26,16 @@ information in a knowledge graph (different words, synonyms, more specific or mo
 phrasings). Answer with JSON only: {{"paraphrases": ["...", "..."]}}.
 
 Query: {query}"""
+
+
+def queries(caller: Caller, query: str, retrieval_class: str | None, config: SearchConfig, run: SearchRun) -> list[str]:
+    """The query, then its paraphrases when expansion is on."""
+    if not config.expansion or config.llm is None:
+        return [query]
+    with run.timed("query_expansion"):
+        expanded = expand_query(config.llm, caller.account_id, query, retrieval_class)
+    run.count(expansions=len(expanded) - 1)
+    return expanded
 
 
 def clear_cache() -> None:

@@ -1,4 +1,4 @@
-"""Loading the final hits' properties and their one-hop neighbourhood, guarded."""
+"""EXPAND GRAPH: the final hits' properties, and their one-hop neighbourhood, guarded."""
 
 from __future__ import annotations
 
@@ -76,21 +76,3 @@ def expand(db: Database, caller: Caller, hits: Sequence[Hit], limit: int = MAX_R
         by_id[r["id"]].related.append(
             Related(r["relType"], r["direction"], [x for x in r["labels"] if x != "Node"], _visible(r["props"]))
         )
-
-
-def load_signals(db: Database, caller: Caller, hits: Sequence[Hit]) -> dict[str, dict]:
-    """The few properties boosts and dedup read, for every fused candidate (one query)."""
-    from .stages import SIGNAL_PROPERTIES
-
-    guard = node_guard(caller, "n")
-    rows = db.read(
-        f"""
-        UNWIND $ids AS id
-        MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause}
-        RETURN n.nodeId AS id, [k IN $keys WHERE n[k] IS NOT NULL | [k, n[k]]] AS props
-        """,
-        ids=[h.node_id for h in hits],
-        keys=list(SIGNAL_PROPERTIES),
-        **guard.params,
-    )
-    return {r["id"]: dict(r["props"]) for r in rows}

@@ -1,0 +1,52 @@
+"""The BM25 path: the ``entity_search`` full-text index, the account required inside Lucene,
+then the guard layers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..db import Database
+from ..graph.guards import Caller, node_guard
+from ..schema import FULLTEXT_INDEX
+from .hits import Hit
+from .lucene import build_query
+from .session_filter import session_clause
+
+
+def bm25_search(
+    db: Database,
+    caller: Caller,
+    texts: Sequence[str],
+    labels: Sequence[str] | None,
+    k: int,
+    session_id: str | None = None,
+) -> list[list[Hit]]:
+    """One ranked list per query text (a text with no searchable term gives none)."""
+    out: list[list[Hit]] = []
+    guard = node_guard(caller, "n")
+    label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
+    for qi, text in enumerate(texts):
+        lucene = build_query(text, account_id=caller.account_id)
+        if lucene is None:
+            continue
+        rows = db.read(
+            f"""
+            CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
+            WITH n, score WHERE {guard.clause} {label_filter} {session_clause(session_id)}
+            RETURN n.nodeId AS id, labels(n) AS labels, score
+            ORDER BY score DESC
+            """,
+            q=lucene,
+            k=k,
+            labels=list(labels or []),
+            sessionId=session_id,
+            **guard.params,
+        )
+        name = f"bm25:{qi}"
+        out.append(
+            [
+                Hit(r["id"], [x for x in r["labels"] if x != "Node"], bm25_raw=float(r["score"]), ranks={name: i})
+                for i, r in enumerate(rows, start=1)
+            ]
+        )
+    return out

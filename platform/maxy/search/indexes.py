@@ -1,0 +1,96 @@
+"""Which search indexes exist: found at run time through SHOW INDEXES, cached per process and
+cleared on schema change; and which embedding model made the stored vectors."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ..db import Database
+from ..graph.allowlist import ALL_LABELS
+from ..schema import FULLTEXT_INDEX, on_schema_change
+
+_lock = threading.Lock()
+_vector_map: dict[str, str] | None = None  # label -> index name
+_fulltext: bool | None = None
+_session_filtered: set[str] = set()  # indexes that also carry sessionId as a filter property
+_MODEL_TTL_S = 60.0  # another process may record a new model (maxy reindex --recreate)
+_model: tuple[str | None, float] | None = None  # (model that made the stored vectors, read at)
+
+
+def clear_index_cache() -> None:
+    global _vector_map, _fulltext, _model
+    with _lock:
+        _vector_map = None
+        _fulltext = None
+        _model = None
+    from .vector import forget_failing
+
+    forget_failing()
+
+
+on_schema_change(clear_index_cache)
+
+
+def recorded_model(db: Database) -> str | None:
+    """The embedding model the database's vectors came from (``maxy schema apply`` records it),
+    re-read at most once a minute."""
+    global _model
+    with _lock:
+        if _model is None or time.monotonic() - _model[1] > _MODEL_TTL_S:
+            from ..schema import recorded_embedder
+
+            recorded = recorded_embedder(db)
+            _model = (None if recorded is None else recorded.get("model"), time.monotonic())
+        return _model[0]
+
+
+def _discover(db: Database) -> tuple[dict[str, str], bool]:
+    global _vector_map, _fulltext
+    with _lock:
+        if _vector_map is None or _fulltext is None:
+            rows = db.read(
+                "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, entityType "
+                "WHERE type IN ['VECTOR', 'FULLTEXT'] AND entityType = 'NODE' "
+                "RETURN name, type, state, labelsOrTypes, properties"
+            )
+            _session_filtered.clear()
+            _vector_map = {}
+            for r in rows:
+                if _queryable_vector_index(r):
+                    _vector_map[r["labelsOrTypes"][0]] = r["name"]
+                    if "sessionId" in r["properties"][1:]:
+                        _session_filtered.add(r["name"])
+            _fulltext = any(r["name"] == FULLTEXT_INDEX and r["state"] == "ONLINE" for r in rows)
+        return dict(_vector_map), bool(_fulltext)
+
+
+def _queryable_vector_index(row: dict) -> bool:
+    """Only indexes this code can query safely: online, one known label, account filter property."""
+    labels = row["labelsOrTypes"] or []
+    return (
+        row["type"] == "VECTOR"
+        and row["state"] == "ONLINE"
+        and len(labels) == 1
+        and labels[0] in ALL_LABELS
+        and "accountId" in (row["properties"] or [])[1:]
+    )
+
+
+def vector_indexes(db: Database) -> dict[str, str]:
+    return _discover(db)[0]
+
+
+def fulltext_available(db: Database) -> bool:
+    return _discover(db)[1]
+
+
+def session_filtered(index: str) -> bool:
+    """Whether ``index`` also filters on sessionId inside the index (message embeddings)."""
+    return index in _session_filtered
+
+
+def index_name_ok(name: str) -> str:
+    if not name.replace("_", "").isalnum():
+        raise ValueError(f"unexpected index name {name!r}")
+    return name
