@@ -76,7 +76,7 @@ def infer_lenses(settings: Settings, account_id: str, query: str) -> tuple[Lens,
     lenses: list[Lens] = []
     for item in raw:
         if isinstance(item, dict) and isinstance(item.get("label"), str) and item["label"].strip():
-            corpus = item.get("corpus") if item.get("corpus") in CORPORA else "documents"
+            corpus = str(item["corpus"]) if item.get("corpus") in CORPORA else "documents"
             lens = Lens(item["label"].strip()[:200], corpus)
             if lens not in lenses:
                 lenses.append(lens)

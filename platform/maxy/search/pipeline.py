@@ -46,7 +46,7 @@ def hybrid(
             [*found.vector_lists, *found.bm25_lists, keyword_hits],
             mode,
             vector_weight=plan.vector_weight,
-            vector_norm=config.vector_norm or getattr(embedder, "fusion_vector_norm", "cosine"),
+            vector_norm=config.vector_norm or str(getattr(embedder, "fusion_vector_norm", "cosine")),
             rrf_k=config.rrf_k,
         )
     run.count(fused=len(hits))
