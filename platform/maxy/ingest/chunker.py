@@ -231,6 +231,47 @@ def boundary_scores(units: Sequence[Unit], vectors: np.ndarray | None, bounds: C
     return scores
 
 
+_SizeFn = Callable[[int, int], int]  # characters from the start of unit a to the end of unit b - 1
+
+
+def _furthest_end(size: _SizeFn, a: int, n: int, max_chars: int) -> int:
+    """The last end unit that keeps the chunk starting at ``a`` within max_chars (at least a + 1)."""
+    b_max = a + 1
+    while b_max < n and size(a, b_max + 1) <= max_chars:
+        b_max += 1
+    return b_max
+
+
+def _topic_cut(
+    size: _SizeFn, scores: np.ndarray, a: int, b_max: int, n: int, bounds: ChunkBounds, threshold: float
+) -> int | None:
+    """The first topic break leaving this chunk and the tail at least min_chars, if any."""
+    last = min(b_max, n - 1)
+    for b in range(a + 1, last + 1):
+        if size(a, b) < bounds.min_chars:
+            continue
+        if size(b, n) < bounds.min_chars:
+            break  # would leave a tail shorter than min_chars (and so would any later cut)
+        if scores[b] < threshold:
+            # windows smear a break over neighbouring boundaries: slide to the local minimum
+            while b + 1 <= last and scores[b + 1] < scores[b] and size(b + 1, n) >= bounds.min_chars:
+                b += 1
+            return b
+    return None
+
+
+def _size_cut(size: _SizeFn, scores: np.ndarray, a: int, b_max: int, n: int, bounds: ChunkBounds) -> int:
+    """No topic break: the rest when it fits, else the lowest-scoring boundary that keeps the chunk
+    between min_chars and target_chars and the tail at least min_chars (a filter that nothing
+    passes is dropped), ties going to the longer chunk."""
+    if b_max == n:
+        return n
+    cands = [b for b in range(a + 1, b_max + 1) if size(a, b) >= bounds.min_chars]
+    cands = [b for b in cands if size(a, b) <= bounds.target_chars] or cands
+    cands = [b for b in cands if size(b, n) >= bounds.min_chars] or cands
+    return min(cands, key=lambda b: (scores[b], -b)) if cands else b_max
+
+
 def segment(units: Sequence[Unit], scores: np.ndarray, bounds: ChunkBounds, threshold: float) -> list[tuple[int, int]]:
     """Greedy cuts as (first unit, end unit) pairs; see the module docstring."""
     n = len(units)
@@ -241,30 +282,10 @@ def segment(units: Sequence[Unit], scores: np.ndarray, bounds: ChunkBounds, thre
     chunks: list[tuple[int, int]] = []
     a = 0
     while a < n:
-        b_max = a + 1
-        while b_max < n and size(a, b_max + 1) <= bounds.max_chars:
-            b_max += 1
-        cut: int | None = None
-        for b in range(a + 1, min(b_max, n - 1) + 1):
-            left = size(a, b)
-            if left < bounds.min_chars:
-                continue
-            if size(b, n) < bounds.min_chars:
-                break  # would leave a tail shorter than min_chars (and so would any later cut)
-            if scores[b] < threshold:
-                # windows smear a break over neighbouring boundaries: slide to the local minimum
-                while b + 1 <= min(b_max, n - 1) and scores[b + 1] < scores[b] and size(b + 1, n) >= bounds.min_chars:
-                    b += 1
-                cut = b
-                break
+        b_max = _furthest_end(size, a, n, bounds.max_chars)
+        cut = _topic_cut(size, scores, a, b_max, n, bounds, threshold)
         if cut is None:
-            if b_max == n:
-                cut = n
-            else:
-                cands = [b for b in range(a + 1, b_max + 1) if size(a, b) >= bounds.min_chars]
-                cands = [b for b in cands if size(a, b) <= bounds.target_chars] or cands
-                cands = [b for b in cands if size(b, n) >= bounds.min_chars] or cands
-                cut = min(cands, key=lambda b: (scores[b], -b)) if cands else b_max
+            cut = _size_cut(size, scores, a, b_max, n, bounds)
         chunks.append((a, cut))
         a = cut
     if len(chunks) >= 2:  # fold a short tail into its neighbour when that fits

@@ -76,42 +76,48 @@ def _terms(sentence: str) -> set[str]:
     return {w for w in _WORD.findall(sentence.lower()) if w not in _STOP and len(w) > 2}
 
 
-def extractive_summary(text: str, max_chars: int = SUMMARY_CHARS, *, lead: int = 1, max_sentences: int = 300) -> str:
-    """Lead sentence(s) plus the most central sentences, in document order, within max_chars."""
-    flat = " ".join(text.split())
-    if len(flat) <= max_chars:
-        return flat
-    sentences = split_sentences(text)[:max_sentences]
-    if not sentences:
-        return _truncate(flat, max_chars)
-    terms = [_terms(s) for s in sentences]
+def _overlap_degree(i: int, terms: list[set[str]]) -> float:
+    """Sentence i's degree in the sentence-overlap graph, damped by sentence length (TextRank's similarity)."""
+    ti = terms[i]
+    total = 0.0
+    for j, tj in enumerate(terms):
+        if i != j and tj:
+            overlap = len(ti & tj)
+            if overlap:
+                total += overlap / (math.log(len(ti) + 1) + math.log(len(tj) + 1))
+    return total
+
+
+def _centrality(terms: list[set[str]]) -> list[float]:
+    """Each sentence's score: its overlap degree plus a bonus for the document's topic words."""
     df = Counter(t for ts in terms for t in ts)
-    n = len(sentences)
     scores = []
     for i, ti in enumerate(terms):
         if not ti:
             scores.append(0.0)
             continue
-        # degree in the sentence-overlap graph, damped by sentence length (TextRank's similarity)
-        total = 0.0
-        for j, tj in enumerate(terms):
-            if i != j and tj:
-                overlap = len(ti & tj)
-                if overlap:
-                    total += overlap / (math.log(len(ti) + 1) + math.log(len(tj) + 1))
+        total = _overlap_degree(i, terms)
         # terms shared with many sentences are the document's topic words
         total += 0.1 * sum(math.log(df[t]) for t in ti if df[t] > 1) / math.sqrt(len(ti))
         scores.append(total)
+    return scores
+
+
+def _lead_sentences(sentences: list[str], lead: int, max_chars: int) -> tuple[list[int], int]:
+    """The first ``lead`` sentences that fit, and the characters they use (joined by spaces)."""
     chosen: list[int] = []
     used = 0
-    for i in range(min(lead, n)):
+    for i in range(min(lead, len(sentences))):
         cost = len(sentences[i]) + (1 if chosen else 0)
         if used + cost <= max_chars:
             chosen.append(i)
             used += cost
-    if not chosen:
-        return _truncate(sentences[0], max_chars)
-    for i in sorted(range(n), key=lambda k: (-scores[k], k)):
+    return chosen, used
+
+
+def _add_central(sentences: list[str], scores: list[float], chosen: list[int], used: int, max_chars: int) -> None:
+    """Append the best-scoring sentences (20+ characters) that fit, until max_chars is nearly used."""
+    for i in sorted(range(len(sentences)), key=lambda k: (-scores[k], k)):
         if i in chosen or len(sentences[i]) < 20:
             continue
         cost = len(sentences[i]) + 1
@@ -120,6 +126,21 @@ def extractive_summary(text: str, max_chars: int = SUMMARY_CHARS, *, lead: int =
             used += cost
         if used >= max_chars - 40:
             break
+
+
+def extractive_summary(text: str, max_chars: int = SUMMARY_CHARS, *, lead: int = 1, max_sentences: int = 300) -> str:
+    """Lead sentence(s) plus the most central sentences, in document order, within max_chars."""
+    flat = " ".join(text.split())
+    if len(flat) <= max_chars:
+        return flat
+    sentences = split_sentences(text)[:max_sentences]
+    if not sentences:
+        return _truncate(flat, max_chars)
+    scores = _centrality([_terms(s) for s in sentences])
+    chosen, used = _lead_sentences(sentences, lead, max_chars)
+    if not chosen:
+        return _truncate(sentences[0], max_chars)
+    _add_central(sentences, scores, chosen, used, max_chars)
     return " ".join(sentences[i] for i in sorted(chosen))
 
 
