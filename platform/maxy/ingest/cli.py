@@ -1,7 +1,7 @@
 """``maxy ingest``, ``maxy delete`` and ``maxy purge`` (added to the main app by ``register``).
 
-``maxy.cli`` is imported inside :func:`register`, not at module level: ``python -m maxy.cli``
-runs that module as ``__main__`` and imports this one while doing so.
+``maxy.cli`` is imported inside the functions that use it, not at module level:
+``python -m maxy.cli`` runs that module as ``__main__`` and imports this one while doing so.
 """
 
 from __future__ import annotations
@@ -64,8 +64,88 @@ def _log_lines_above(bar: Any) -> Any:
     return restore
 
 
+def _ingest_collected(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
+    from ..cli import err
+    from .hierarchy import ingest_paths
+
+    if len(collected.files) > 1 and err.is_terminal:  # a bar only where someone can see it
+        return _ingest_with_bar(collected, writer, kwargs)
+    return ingest_paths(collected, writer, **kwargs)
+
+
+def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..cli import err
+    from .hierarchy import ingest_paths
+
+    with Progress(
+        TextColumn("ingest"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=len(collected.files))
+        restore = _log_lines_above(bar)
+
+        def progress(done: int, total: int, result: Any) -> None:
+            bar.update(task, completed=done, description=Path(result.path or "").name)
+
+        try:
+            return ingest_paths(collected, writer, progress=progress, **kwargs)
+        finally:
+            restore()
+
+
+def _written(results: list[Any]) -> list[Any]:
+    return [r for r in results if not r.error and not r.skipped]
+
+
+def _emit_ingest_json(results: list[Any], summarizer_name: str) -> None:
+    from ..cli import emit_json
+
+    written = _written(results)
+    emit_json(
+        {
+            "documents": [r.as_dict() for r in results],
+            "ingested": len(written),
+            "skipped": sum(1 for r in results if r.skipped),
+            "failed": sum(1 for r in results if r.error),
+            "sections": sum(r.sections for r in written),
+            "chunks": sum(r.chunks for r in written),
+            "summarizer": summarizer_name,
+        }
+    )
+
+
+def _print_ingest(results: list[Any]) -> None:
+    from ..cli import err, out
+
+    failed = [r for r in results if r.error]
+    skipped = [r for r in results if r.skipped]
+    refused = [r for r in skipped if r.note]
+    written = _written(results)
+    for r in refused:
+        err.print(f"[yellow]skipped:[/yellow] {r.note}", highlight=False, soft_wrap=True)
+    if len(results) == 1 and not failed and not refused:
+        r = results[0]
+        what = f"skipped ({r.reason})" if r.skipped else f"{r.sections} sections, {r.chunks} chunks"
+        out.print(f"{r.path}: {r.attachment_id}: {what}", highlight=False)
+    else:
+        out.print(
+            f"ingested {len(written)} document(s) ({sum(r.sections for r in written)} sections, "
+            f"{sum(r.chunks for r in written)} chunks), skipped {len(skipped)}, failed {len(failed)}",
+            highlight=False,
+        )
+    for r in failed:
+        err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
-    from ..cli import emit_json, err, friendly, out
+    from ..cli import emit_json, friendly, out
     from ..config import load_settings
 
     @app.command("ingest")
@@ -83,14 +163,13 @@ def register(app: typer.Typer) -> None:
         """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
         from ..graph.guards import Caller
         from ..graph.write import GraphWriter
-        from .hierarchy import collect_files, ingest_paths
+        from .hierarchy import collect_files
         from .summarize import get_summarizer
 
         settings = load_settings()
         validated, db, settings = _writer_context(settings)
         try:
             collected = collect_files(paths)  # validate paths before loading the embedder
-            files = collected.files
             caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
             writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
             summarizer = get_summarizer(settings)
@@ -101,64 +180,14 @@ def register(app: typer.Typer) -> None:
                 "force": force,
                 "summarizer": summarizer,
             }
-            if len(files) > 1 and err.is_terminal:  # a bar only where someone can see it
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-                with Progress(
-                    TextColumn("ingest"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeElapsedColumn(),
-                    TextColumn("{task.description}"),
-                    console=err,
-                    transient=True,
-                ) as bar:
-                    task = bar.add_task("", total=len(files))
-                    restore = _log_lines_above(bar)
-
-                    def progress(done: int, total: int, result: Any) -> None:
-                        bar.update(task, completed=done, description=Path(result.path or "").name)
-
-                    try:
-                        results = ingest_paths(collected, writer, progress=progress, **kwargs)
-                    finally:
-                        restore()
-            else:
-                results = ingest_paths(collected, writer, **kwargs)
+            results = _ingest_collected(collected, writer, kwargs)
         finally:
             db.close()
-        failed = [r for r in results if r.error]
-        skipped = [r for r in results if r.skipped]
-        refused = [r for r in skipped if r.note]
-        written = [r for r in results if not r.error and not r.skipped]
         if json_out:
-            emit_json(
-                {
-                    "documents": [r.as_dict() for r in results],
-                    "ingested": len(written),
-                    "skipped": len(skipped),
-                    "failed": len(failed),
-                    "sections": sum(r.sections for r in written),
-                    "chunks": sum(r.chunks for r in written),
-                    "summarizer": summarizer.name,
-                }
-            )
+            _emit_ingest_json(results, summarizer.name)
         else:
-            for r in refused:
-                err.print(f"[yellow]skipped:[/yellow] {r.note}", highlight=False, soft_wrap=True)
-            if len(results) == 1 and not failed and not refused:
-                r = results[0]
-                what = f"skipped ({r.reason})" if r.skipped else f"{r.sections} sections, {r.chunks} chunks"
-                out.print(f"{r.path}: {r.attachment_id}: {what}", highlight=False)
-            else:
-                out.print(
-                    f"ingested {len(written)} document(s) ({sum(r.sections for r in written)} sections, "
-                    f"{sum(r.chunks for r in written)} chunks), skipped {len(skipped)}, failed {len(failed)}",
-                    highlight=False,
-                )
-            for r in failed:
-                err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
-        if failed:
+            _print_ingest(results)
+        if any(r.error for r in results):
             raise typer.Exit(1)
 
     @app.command("delete")
