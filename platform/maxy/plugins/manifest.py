@@ -87,7 +87,7 @@ def _flag(value: object, where: str) -> bool:
     return value
 
 
-def parse_manifest_text(text: str, where: str = MANIFEST_FILE, path: Path | None = None) -> PluginManifest:
+def _front_matter_data(text: str, where: str) -> dict[Any, Any]:
     raw = split_front_matter(text, where)
     try:
         data = yaml.safe_load(raw)
@@ -95,53 +95,76 @@ def parse_manifest_text(text: str, where: str = MANIFEST_FILE, path: Path | None
         raise ManifestError(f"{where}: the front matter is not valid YAML ({err})") from None
     if not isinstance(data, dict):
         raise ManifestError(f"{where}: the front matter must be a mapping with name, description and tools")
+    return data
 
+
+def _name(data: dict[Any, Any], where: str) -> str:
     name = data.get("name")
     if not isinstance(name, str) or not _NAME_RE.match(name):
         raise ManifestError(
             f"{where}: key 'name' must be a lower-case plugin name (letters, digits, '-', '_'), got {name!r}"
         )
+    return name
+
+
+def _description(data: dict[Any, Any], where: str) -> str:
     description = data.get("description", "")
     if description is None:
         description = ""
     if not isinstance(description, str):
         raise ManifestError(f"{where}: key 'description' must be text, got {description!r}")
+    return description.strip()
 
-    server: str | None = None
-    if "mcp" in data and data["mcp"] is not None:
-        mcp = data["mcp"]
-        if not isinstance(mcp, dict):
-            raise ManifestError(f"{where}: key 'mcp' must be a mapping like {{server: {name}}}, got {mcp!r}")
-        unknown = sorted(set(map(str, mcp)) - _MCP_KEYS)
-        if unknown:
-            raise ManifestError(f"{where}: key 'mcp.{unknown[0]}' is not known; 'mcp' holds only 'server'")
-        server = mcp.get("server")
-        if not isinstance(server, str) or not _NAME_RE.match(server):
-            raise ManifestError(f"{where}: key 'mcp.server' must name the plugin's MCP server, got {server!r}")
 
+def _mcp_server(data: dict[Any, Any], name: str, where: str) -> str | None:
+    if "mcp" not in data or data["mcp"] is None:
+        return None
+    mcp = data["mcp"]
+    if not isinstance(mcp, dict):
+        raise ManifestError(f"{where}: key 'mcp' must be a mapping like {{server: {name}}}, got {mcp!r}")
+    unknown = sorted(set(map(str, mcp)) - _MCP_KEYS)
+    if unknown:
+        raise ManifestError(f"{where}: key 'mcp.{unknown[0]}' is not known; 'mcp' holds only 'server'")
+    server = mcp.get("server")
+    if not isinstance(server, str) or not _NAME_RE.match(server):
+        raise ManifestError(f"{where}: key 'mcp.server' must name the plugin's MCP server, got {server!r}")
+    return server
+
+
+def _tool_flags(tool_name: Any, flags: Any, where: str) -> ToolFlags:
+    if not isinstance(tool_name, str) or not _TOOL_RE.match(tool_name):
+        raise ManifestError(f"{where}: key 'tools.{tool_name}' is not a valid tool name")
+    at = f"tools.{tool_name}"
+    if flags is None:
+        flags = {}
+    if not isinstance(flags, dict):
+        raise ManifestError(f"{where}: key '{at}' must be a mapping of flags, got {flags!r}")
+    values: dict[str, Any] = {}
+    for key, value in flags.items():
+        if key not in _FLAG_KEYS:
+            raise ManifestError(
+                f"{where}: key '{at}.{key}' is not a known flag; known flags: {', '.join(_FLAG_KEYS)}"
+            )
+        values[_FLAG_KEYS[key]] = _flag(value, f"{where}: key '{at}.{key}'")
+    return ToolFlags(**values)
+
+
+def _tools(data: dict[Any, Any], where: str) -> dict[str, ToolFlags]:
     tools_raw = data.get("tools", {})
     if tools_raw is None:
         tools_raw = {}
     if not isinstance(tools_raw, dict):
         raise ManifestError(f"{where}: key 'tools' must map each tool name to its flags, got {tools_raw!r}")
-    tools: dict[str, ToolFlags] = {}
-    for tool_name, flags in tools_raw.items():
-        if not isinstance(tool_name, str) or not _TOOL_RE.match(tool_name):
-            raise ManifestError(f"{where}: key 'tools.{tool_name}' is not a valid tool name")
-        at = f"tools.{tool_name}"
-        if flags is None:
-            flags = {}
-        if not isinstance(flags, dict):
-            raise ManifestError(f"{where}: key '{at}' must be a mapping of flags, got {flags!r}")
-        values: dict[str, Any] = {}
-        for key, value in flags.items():
-            if key not in _FLAG_KEYS:
-                raise ManifestError(
-                    f"{where}: key '{at}.{key}' is not a known flag; known flags: {', '.join(_FLAG_KEYS)}"
-                )
-            values[_FLAG_KEYS[key]] = _flag(value, f"{where}: key '{at}.{key}'")
-        tools[tool_name] = ToolFlags(**values)
-    return PluginManifest(name=name, description=description.strip(), mcp_server=server, tools=tools, path=path)
+    return {tool_name: _tool_flags(tool_name, flags, where) for tool_name, flags in tools_raw.items()}
+
+
+def parse_manifest_text(text: str, where: str = MANIFEST_FILE, path: Path | None = None) -> PluginManifest:
+    data = _front_matter_data(text, where)
+    name = _name(data, where)
+    description = _description(data, where)
+    server = _mcp_server(data, name, where)
+    tools = _tools(data, where)
+    return PluginManifest(name=name, description=description, mcp_server=server, tools=tools, path=path)
 
 
 def load_manifest(path: Path) -> PluginManifest:
