@@ -197,6 +197,82 @@ def _mismatch_message(bad: list[IndexInfo], dimensions: int, embedder_name: str)
     )
 
 
+def _model_changed(db: Database, embedder_name: str, embedder: Any, recreate_vector_indexes: bool) -> bool:
+    """Whether the stored vectors come from another model than ``embedder_name``; refused
+    (SchemaError) unless the vectors are to be recreated."""
+    if embedder_name == "the embedder":
+        return False
+    recorded = recorded_embedder(db)
+    if recorded is not None and recorded.get("model") != embedder_name:
+        if not recreate_vector_indexes:
+            raise SchemaError(_model_mismatch_message(str(recorded.get("model")), embedder_name))
+        return True
+    if recorded is None and embedder is not None and legacy_vectors_match(db, embedder) is False:
+        # Vectors from before the model was recorded, and this embedder does not make them.
+        if not recreate_vector_indexes:
+            raise SchemaError(_model_mismatch_message("an earlier model (not recorded)", embedder_name))
+        return True
+    return False
+
+
+def _drop_wrong_dimensions(db: Database, bad: list[IndexInfo]) -> list[str]:
+    dropped: list[str] = []
+    for index in bad:
+        db.write(f"DROP INDEX {_quote_name(index.name)} IF EXISTS")
+        # Vectors of the old size are useless to the new index: clear them so reindex refills them.
+        for label in index.labels:
+            _clear_embeddings(db, label)
+        dropped.append(index.name)
+    return dropped
+
+
+def _fulltext_differs(have: IndexInfo, want: dict[str, Any]) -> bool:
+    return bool(
+        sorted(have.labels) != want["labels"]
+        or have.properties != want["properties"]
+        or (want["analyzer"] and have.analyzer != want["analyzer"])
+    )
+
+
+def _drifted(existing: dict[str, IndexInfo], text: str | None, dropped: list[str]) -> list[str]:
+    """Declared indexes, not dropped yet, whose live definition differs from the file: the
+    vector indexes first, then the full-text ones, each in file order."""
+    names = []
+    for name, want in declared_vector_indexes(text).items():
+        have = existing.get(name)
+        if have is not None and name not in dropped and have.properties != want["properties"]:
+            names.append(name)
+    for name, want in expected_fulltext_indexes(text).items():
+        have = existing.get(name)
+        if have is not None and _fulltext_differs(have, want):
+            names.append(name)
+    return names
+
+
+def _clear_all_vectors(db: Database, text: str | None) -> None:
+    labels = {want["label"] for want in declared_vector_indexes(text).values()}
+    if text is None:
+        labels.add("Node")  # every node, also those of labels without an index
+    for label in sorted(labels):
+        _clear_embeddings(db, label)
+
+
+def _create_and_wait(db: Database, stmts: list[str], wait_seconds: int) -> tuple[list[IndexInfo], list[str]]:
+    """Run the statements, wait for every index to come online; the indexes and the names created."""
+    before = {i.name for i in list_indexes(db)}
+    for stmt in stmts:
+        db.write(stmt)
+    db.write(f"CALL db.awaitIndexes({int(wait_seconds)})")
+    indexes = list_indexes(db)
+    not_online = [i.name for i in indexes if i.state != "ONLINE"]
+    if not_online:
+        raise SchemaError(
+            f"index(es) not online after {wait_seconds}s: {', '.join(not_online)}; "
+            "check `maxy neo4j logs` and re-run `maxy schema apply`"
+        )
+    return indexes, sorted({i.name for i in indexes} - before)
+
+
 def apply_schema(
     db: Database,
     dimensions: int,
@@ -219,63 +295,20 @@ def apply_schema(
     stmts = statements(dimensions, text)
     declared = expected_vector_indexes(text)
     bad = [i for i in dimension_mismatches(db, dimensions) if i.name in declared]
-    dropped: list[str] = []
     if bad and not recreate_vector_indexes:
         raise SchemaError(_mismatch_message(bad, dimensions, embedder_name))
-    model_changed = False
-    if embedder_name != "the embedder":
-        recorded = recorded_embedder(db)
-        if recorded is not None and recorded.get("model") != embedder_name:
-            if not recreate_vector_indexes:
-                raise SchemaError(_model_mismatch_message(str(recorded.get("model")), embedder_name))
-            model_changed = True
-        elif recorded is None and embedder is not None and legacy_vectors_match(db, embedder) is False:
-            # Vectors from before the model was recorded, and this embedder does not make them.
-            if not recreate_vector_indexes:
-                raise SchemaError(_model_mismatch_message("an earlier model (not recorded)", embedder_name))
-            model_changed = True
-    for index in bad:
-        db.write(f"DROP INDEX {_quote_name(index.name)} IF EXISTS")
-        # Vectors of the old size are useless to the new index: clear them so reindex refills them.
-        for label in index.labels:
-            _clear_embeddings(db, label)
-        dropped.append(index.name)
+    model_changed = _model_changed(db, embedder_name, embedder, recreate_vector_indexes)
+    dropped = _drop_wrong_dimensions(db, bad)
     # An index whose definition drifted from the file is rebuilt (IF NOT EXISTS would keep the
     # old one): a full-text index missing labels silently hides them from BM25, and a vector
     # index without its filter property cannot serve the account-filtered SEARCH.
     existing = {i.name: i for i in list_indexes(db)}
-    for name, want in declared_vector_indexes(text).items():
-        have = existing.get(name)
-        if have is not None and name not in dropped and have.properties != want["properties"]:
-            db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
-            dropped.append(name)
-    for name, want in expected_fulltext_indexes(text).items():
-        have = existing.get(name)
-        if have is not None and (
-            sorted(have.labels) != want["labels"]
-            or have.properties != want["properties"]
-            or (want["analyzer"] and have.analyzer != want["analyzer"])
-        ):
-            db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
-            dropped.append(name)
+    for name in _drifted(existing, text, dropped):
+        db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
+        dropped.append(name)
     if model_changed:  # same dimensions, other model: keep the indexes, drop every vector
-        labels = {want["label"] for want in declared_vector_indexes(text).values()}
-        if text is None:
-            labels.add("Node")  # every node, also those of labels without an index
-        for label in sorted(labels):
-            _clear_embeddings(db, label)
-    before = {i.name for i in list_indexes(db)}
-    for stmt in stmts:
-        db.write(stmt)
-    db.write(f"CALL db.awaitIndexes({int(wait_seconds)})")
-    indexes = list_indexes(db)
-    not_online = [i.name for i in indexes if i.state != "ONLINE"]
-    if not_online:
-        raise SchemaError(
-            f"index(es) not online after {wait_seconds}s: {', '.join(not_online)}; "
-            "check `maxy neo4j logs` and re-run `maxy schema apply`"
-        )
-    created = sorted({i.name for i in indexes} - before)
+        _clear_all_vectors(db, text)
+    indexes, created = _create_and_wait(db, stmts, wait_seconds)
     if embedder_name != "the embedder":
         _record_embedder(db, embedder_name, dimensions)
     summary = {
