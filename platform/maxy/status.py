@@ -7,14 +7,11 @@ from typing import Any
 from .accounts import validate_account
 from .config import Settings
 from .errors import AccountError, MaxyError
-from .schema import FULLTEXT_INDEX, expected_vector_indexes, list_indexes, recorded_embedder
+from .schema import FULLTEXT_INDEX, IndexInfo, expected_vector_indexes, list_indexes, recorded_embedder
 
 
-def collect_status(settings: Settings) -> dict[str, Any]:
-    problems: list[str] = []
-    report: dict[str, Any] = {"healthy": False, "problems": problems}
-
-    # Embedder first: its dimensions are what the indexes must match.
+def _embedder_status(settings: Settings, problems: list[str]) -> tuple[dict[str, Any], int | None]:
+    """The embedder's report and its dimensions (None when it cannot be loaded)."""
     embed_info: dict[str, Any] = {"model": settings.EMBED_MODEL, "ok": False}
     dims: int | None = None
     try:
@@ -30,9 +27,11 @@ def collect_status(settings: Settings) -> dict[str, Any]:
     except (MaxyError, RuntimeError, ValueError) as err:
         embed_info["error"] = str(err)
         problems.append(f"embedder: {err}")
-    report["embedder"] = embed_info
+    return embed_info, dims
 
-    # Account validation, as a writing process would do it at start.
+
+def _account_status(settings: Settings, problems: list[str]) -> dict[str, Any]:
+    """Account validation, as a writing process would do it at start."""
     acct: dict[str, Any] = {"present": bool(settings.ACCOUNT_ID), "dataRoot": str(settings.data_root)}
     try:
         validated = validate_account(settings.data_root, settings.ACCOUNT_ID)
@@ -40,12 +39,14 @@ def collect_status(settings: Settings) -> dict[str, Any]:
     except AccountError as err:
         acct.update(id=settings.ACCOUNT_ID, matchesOnDisk=False, reason=err.reason)
         problems.append(str(err))
-    report["account"] = acct
+    return acct
 
-    # Neo4j and its indexes.
+
+def _neo4j_status(
+    settings: Settings, problems: list[str]
+) -> tuple[dict[str, Any], list[IndexInfo], dict[str, Any] | None]:
+    """Neo4j's report, its indexes and the recorded embedder (none of them when unreachable)."""
     neo: dict[str, Any] = {"uri": settings.NEO4J_URI, "managed": settings.neo4j_is_managed, "reachable": False}
-    report["neo4j"] = neo
-    report["indexes"] = []
     if settings.neo4j_is_managed:
         try:
             from .neo4j.runtime import Neo4jRuntime
@@ -65,6 +66,46 @@ def collect_status(settings: Settings) -> dict[str, Any]:
         problems.append(str(err))
         indexes = []
         recorded = None
+    return neo, indexes, recorded
+
+
+def _index_summary(indexes: list[IndexInfo], dims: int | None, problems: list[str]) -> dict[str, Any]:
+    """Problems with the declared indexes (missing, offline, wrong dimensions) and their counts."""
+    by_name = {i.name: i for i in indexes}
+    declared = expected_vector_indexes()
+    missing = sorted((set(declared) | {FULLTEXT_INDEX}) - set(by_name))
+    if missing:
+        problems.append(f"missing index(es) {', '.join(missing)}: run `maxy schema apply`")
+    offline = [i.name for i in indexes if i.type in ("VECTOR", "FULLTEXT") and i.state != "ONLINE"]
+    if offline:
+        problems.append(f"index(es) not online: {', '.join(offline)}; wait, or check `maxy neo4j logs`")
+    if dims is not None:
+        wrong = [i for i in indexes if i.type == "VECTOR" and i.dimensions not in (None, dims)]
+        if wrong:
+            problems.append(
+                f"vector index(es) {', '.join(i.name for i in wrong)} are not {dims}-dimensional: "
+                "run `maxy schema apply --recreate-vector-indexes` then `maxy reindex`"
+            )
+    return {
+        "vectorIndexes": sum(1 for i in indexes if i.type == "VECTOR"),
+        "vectorIndexesOnline": sum(1 for i in indexes if i.type == "VECTOR" and i.state == "ONLINE"),
+        "vectorIndexesDeclared": len(declared),
+        "fulltextOnline": any(i.name == FULLTEXT_INDEX and i.state == "ONLINE" for i in indexes),
+    }
+
+
+def collect_status(settings: Settings) -> dict[str, Any]:
+    problems: list[str] = []
+    report: dict[str, Any] = {"healthy": False, "problems": problems}
+
+    # Embedder first: its dimensions are what the indexes must match.
+    embed_info, dims = _embedder_status(settings, problems)
+    report["embedder"] = embed_info
+    report["account"] = _account_status(settings, problems)
+
+    # Neo4j and its indexes.
+    neo, indexes, recorded = _neo4j_status(settings, problems)
+    report["neo4j"] = neo
     embed_info["vectorsFrom"] = None if recorded is None else recorded.get("model")
     name = embed_info.get("name")
     if recorded is not None and name and recorded.get("model") != name:
@@ -73,28 +114,7 @@ def collect_status(settings: Settings) -> dict[str, Any]:
             "back, or run `maxy reindex --recreate` (searches are BM25-only until then)"
         )
     report["indexes"] = [i.as_dict() for i in indexes if i.type in ("VECTOR", "FULLTEXT")]
-
     if neo["reachable"]:
-        by_name = {i.name: i for i in indexes}
-        declared = expected_vector_indexes()
-        missing = sorted((set(declared) | {FULLTEXT_INDEX}) - set(by_name))
-        if missing:
-            problems.append(f"missing index(es) {', '.join(missing)}: run `maxy schema apply`")
-        offline = [i.name for i in indexes if i.type in ("VECTOR", "FULLTEXT") and i.state != "ONLINE"]
-        if offline:
-            problems.append(f"index(es) not online: {', '.join(offline)}; wait, or check `maxy neo4j logs`")
-        if dims is not None:
-            wrong = [i for i in indexes if i.type == "VECTOR" and i.dimensions not in (None, dims)]
-            if wrong:
-                problems.append(
-                    f"vector index(es) {', '.join(i.name for i in wrong)} are not {dims}-dimensional: "
-                    "run `maxy schema apply --recreate-vector-indexes` then `maxy reindex`"
-                )
-        report["summary"] = {
-            "vectorIndexes": sum(1 for i in indexes if i.type == "VECTOR"),
-            "vectorIndexesOnline": sum(1 for i in indexes if i.type == "VECTOR" and i.state == "ONLINE"),
-            "vectorIndexesDeclared": len(declared),
-            "fulltextOnline": any(i.name == FULLTEXT_INDEX and i.state == "ONLINE" for i in indexes),
-        }
+        report["summary"] = _index_summary(indexes, dims, problems)
     report["healthy"] = not problems
     return report
