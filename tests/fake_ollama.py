@@ -97,38 +97,9 @@ class FakeOllama(LocalServer):
                 except json.JSONDecodeError:
                     self._send(400, {"error": "invalid JSON"})
                     return
-                fake.requests.append(body)
-                model = body.get("model", "")
-                inputs = body.get("input", [])
-                if isinstance(inputs, str):
-                    inputs = [inputs]
-                mode = fake.mode
-                if not model:
-                    self._send(400, {"error": "model is required"})
-                    return
-                if mode == "not_found":
-                    self._send(404, {"error": f'model "{model}" not found, try pulling it first'})
-                    return
-                if mode == "error500":
-                    self._send(500, {"error": "llama runner process has terminated: exit status 2"})
-                    return
-                if mode == "slow":
-                    if fake._stop.wait(fake.delay_s):
-                        return
-                dims = fake.dims + 1 if mode == "wrong_dims" else fake.dims
-                vectors = [fake_vector(text, dims) for text in inputs]
-                if mode == "wrong_count":
-                    vectors = vectors[:-1]
-                self._send(
-                    200,
-                    {
-                        "model": model,
-                        "embeddings": vectors,
-                        "total_duration": 1_000_000,
-                        "load_duration": 10_000,
-                        "prompt_eval_count": sum(len(t.split()) for t in inputs),
-                    },
-                )
+                reply = fake.embed_reply(body)
+                if reply is not None:
+                    self._send(*reply)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
@@ -138,6 +109,38 @@ class FakeOllama(LocalServer):
         )
         self._thread.start()
         return self
+
+    def embed_reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """Status and body for an ``/api/embed`` request in the current mode; None when the
+        fake is stopped while a ``slow`` request waits (no answer at all)."""
+        self.requests.append(body)
+        model = body.get("model", "")
+        inputs = body.get("input", [])
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        mode = self.mode
+        if not model:
+            return 400, {"error": "model is required"}
+        if mode == "not_found":
+            return 404, {"error": f'model "{model}" not found, try pulling it first'}
+        if mode == "error500":
+            return 500, {"error": "llama runner process has terminated: exit status 2"}
+        if mode == "slow" and self._stop.wait(self.delay_s):
+            return None
+        dims = self.dims + 1 if mode == "wrong_dims" else self.dims
+        vectors = [fake_vector(text, dims) for text in inputs]
+        if mode == "wrong_count":
+            vectors = vectors[:-1]
+        return (
+            200,
+            {
+                "model": model,
+                "embeddings": vectors,
+                "total_duration": 1_000_000,
+                "load_duration": 10_000,
+                "prompt_eval_count": sum(len(t.split()) for t in inputs),
+            },
+        )
 
 
 
