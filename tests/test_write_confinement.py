@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -178,41 +179,60 @@ def _normal(result: Any, *ids: str) -> tuple[bool, Any]:
     return False, type(data).__name__
 
 
-def _call(op: tuple, graph: list[dict[str, Any]], tmp: Path) -> tuple[str, dict[str, Any]]:
+TargetId = Callable[[int], str]
+ToolCall = tuple[str, dict[str, Any]]
+
+
+def _write_call(op: tuple, tid: TargetId, tmp: Path) -> ToolCall:
+    visibility = {k: v for k, v in (("scope", op[2]), ("agents", op[3])) if v is not None}
+    if op[0] == "write-edge":
+        target = {"properties": {"name": "probe"}, "edges": [{"type": "RELATED_TO", "target": tid(op[1])}]}
+    else:
+        target = {"properties": {"text": "rewritten"}, "nodeId": tid(op[1])}
+    return "memory-write", {"labels": ["Note"], **target, **visibility}
+
+
+def _ingest_call(op: tuple, tid: TargetId, tmp: Path) -> ToolCall:
+    path = tmp / f"ingest-{uuid.uuid4().hex[:8]}.md"
+    path.write_text(f"# Ingested {op[1]}\n\nA short document about lighthouses and tides.\n")
+    return "memory-ingest", {"paths": [str(path)], "attachmentId": f"att-{op[1]}"}
+
+
+# operation kind -> its tool call ("purge" is no tool call: the test runs it directly)
+_CALLS: dict[str, Callable[[tuple, TargetId, Path], ToolCall]] = {
+    "write-edge": _write_call,
+    "write-update": _write_call,
+    "write-produced-by": lambda op, tid, tmp: (
+        "memory-write",
+        {"labels": ["Note"], "properties": {"name": "made"}, "producedByTaskId": tid(op[1])},
+    ),
+    "delete": lambda op, tid, tmp: ("memory-delete", {"attachmentId": f"att-{op[1]}"}),
+    "report": lambda op, tid, tmp: (
+        "memory-report-write",
+        {"title": f"report {op[1]}", "body": "new body", "occurredAt": OCCURRED},
+    ),
+    "ingest": _ingest_call,
+    "task-update": lambda op, tid, tmp: ("work-update", {"taskId": tid(op[1]), "note": "progress"}),
+    "task-complete": lambda op, tid, tmp: ("work-complete", {"taskId": tid(op[1]), "producedNodeIds": [tid(op[2])]}),
+    "task-create": lambda op, tid, tmp: ("work-create", {"kind": "probe", "inputs": {"hostname": "x.example"}}),
+    "compact": lambda op, tid, tmp: (
+        "session-compact",
+        {"asked": "a", "done": "d", "decisions": "", "workInProgress": "", "aboutUser": ""},
+    ),
+    "reindex": lambda op, tid, tmp: ("memory-reindex", {}),
+}
+
+
+def _call(op: tuple, graph: list[dict[str, Any]], tmp: Path) -> ToolCall:
     """The tool call of one operation; ``tid`` stands in for a target node id."""
 
     def tid(i: int) -> str:
         return graph[i]["id"] if i < len(graph) else f"gone-{uuid.uuid4().hex[:12]}"
 
-    kind = op[0]
-    if kind in ("write-edge", "write-update"):
-        visibility = {k: v for k, v in (("scope", op[2]), ("agents", op[3])) if v is not None}
-        if kind == "write-edge":
-            target = {"properties": {"name": "probe"}, "edges": [{"type": "RELATED_TO", "target": tid(op[1])}]}
-        else:
-            target = {"properties": {"text": "rewritten"}, "nodeId": tid(op[1])}
-        return "memory-write", {"labels": ["Note"], **target, **visibility}
-    if kind == "write-produced-by":
-        return "memory-write", {"labels": ["Note"], "properties": {"name": "made"}, "producedByTaskId": tid(op[1])}
-    if kind == "delete":
-        return "memory-delete", {"attachmentId": f"att-{op[1]}"}
-    if kind == "report":
-        return "memory-report-write", {"title": f"report {op[1]}", "body": "new body", "occurredAt": OCCURRED}
-    if kind == "ingest":
-        path = tmp / f"ingest-{uuid.uuid4().hex[:8]}.md"
-        path.write_text(f"# Ingested {op[1]}\n\nA short document about lighthouses and tides.\n")
-        return "memory-ingest", {"paths": [str(path)], "attachmentId": f"att-{op[1]}"}
-    if kind == "task-update":
-        return "work-update", {"taskId": tid(op[1]), "note": "progress"}
-    if kind == "task-complete":
-        return "work-complete", {"taskId": tid(op[1]), "producedNodeIds": [tid(op[2])]}
-    if kind == "task-create":
-        return "work-create", {"kind": "probe", "inputs": {"hostname": "x.example"}}
-    if kind == "compact":
-        return "session-compact", {"asked": "a", "done": "d", "decisions": "", "workInProgress": "", "aboutUser": ""}
-    if kind == "reindex":
-        return "memory-reindex", {}
-    raise AssertionError(op)
+    build = _CALLS.get(op[0])
+    if build is None:
+        raise AssertionError(op)
+    return build(op, tid, tmp)
 
 
 def _hidden_target(op: tuple, graph: list[dict[str, Any]], caller: Caller) -> tuple[str, str] | None:
