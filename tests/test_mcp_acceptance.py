@@ -1,4 +1,4 @@
-"""The issue's acceptance path: `maxy mcp config --role admin` output, used as is by a stock
+"""The acceptance path: `maxy mcp config --role admin` output, used as is by a stock
 MCP client (the SDK's stdio client), lists the tools, searches, writes a report, reads it
 back, and every call is in the audit trail."""
 

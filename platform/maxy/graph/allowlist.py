@@ -33,7 +33,7 @@ INDEXED_LABELS: tuple[str, ...] = (
     "Preference",
 )
 
-# Embedded on write: the indexed labels, plus Report (the spec embeds title+body; a
+# Embedded on write: the indexed labels, plus Report (its title+body is embedded; a
 # report_embedding index added to schema.cypher would make it vector-searchable at once).
 EMBEDDED_LABELS: tuple[str, ...] = INDEXED_LABELS + ("Report",)
 
