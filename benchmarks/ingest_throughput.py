@@ -2,10 +2,11 @@
 summarise, embed every level, one transaction per batch of documents) against the embedder
 alone on the same texts the ingest embeds, in the same run.
 
-    .venv/bin/python benchmarks/ingest_throughput.py [--docs 400] [--json]
+    .venv/bin/python benchmarks/ingest_throughput.py --dir path/to/scifact [--docs 400] [--json]
 
-Documents are the first N SciFact abstracts; they go into a throwaway account that is
-removed afterwards.
+Documents are the first N SciFact abstracts (``corpus.jsonl`` of a SciFact folder in BEIR
+format, see docs/search-quality.md); they go into a throwaway account that is removed
+afterwards.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _scifact import add_dir_argument, require_dir
 from maxy.accounts import create_account, validate_account
 from maxy.config import load_settings
 from maxy.db import Database
@@ -25,19 +27,19 @@ from maxy.graph.write import GraphWriter
 from maxy.ingest.hierarchy import ingest_records
 from maxy.schema import apply_schema
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact-dev" / "corpus.jsonl"
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_dir_argument(parser)
     parser.add_argument("--docs", type=int, default=400)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    corpus = require_dir(parser, args.dir, "corpus.jsonl") / "corpus.jsonl"
 
     settings = load_settings()
     embedder = get_embedder(settings)
     records = []
-    with CORPUS.open() as fh:
+    with corpus.open() as fh:
         for line in fh:
             doc = json.loads(line)
             records.append((f"bench:{doc['_id']}", doc["title"], doc["text"]))

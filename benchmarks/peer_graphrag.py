@@ -2,7 +2,9 @@
 same data, one run.
 
     MAXY_CONFIG_DIR=... PYTHONPATH=platform python benchmarks/peer_graphrag.py \\
-        [--dir ../shared/eval/scifact-dev] [--split dev] [--queries N] [--json]
+        --dir path/to/scifact [--split dev] [--queries N] [--json]
+
+``--dir`` is a SciFact folder in BEIR format (see docs/search-quality.md, "The evaluation data").
 
 Maxy's side is exactly ``maxy eval beir --fusion weighted``: ``ensure_corpus`` (reuses the
 eval account when it already holds the whole corpus) and ``run_queries``.
@@ -34,9 +36,9 @@ import signal
 import sys
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
+from _scifact import add_dir_argument, require_dir
 from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
@@ -52,7 +54,6 @@ try:
 except ImportError:  # pragma: no cover
     sys.exit("neo4j-graphrag is not installed: pip install neo4j-graphrag (the `bench` extra)")
 
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact-dev"
 LABEL = "GraphragBench"
 VECTOR_INDEX = "graphrag_bench_embedding"
 FULLTEXT_INDEX = "graphrag_bench_fulltext"
@@ -183,7 +184,7 @@ class GraphragRun:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="BEIR folder (default: %(default)s)")
+    add_dir_argument(parser)
     parser.add_argument("--split", default="dev", help="qrels file (default: %(default)s)")
     parser.add_argument("--queries", type=int, default=None, help="first N judged queries (default: all)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -193,6 +194,7 @@ def main() -> None:
         help="development only: skip ensure_corpus and use the eval account as it is (figures are not comparable)",
     )
     args = parser.parse_args()
+    require_dir(parser, args.dir, "corpus.jsonl", "queries.jsonl", f"qrels/{args.split}.tsv")
     # SIGTERM (timeout, kill) unwinds like Ctrl-C, so the finally block still cleans up.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 

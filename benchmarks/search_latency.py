@@ -1,13 +1,14 @@
 """Search latency at scale: the whole pipeline against the bare index calls, same run.
 
-    .venv/bin/python benchmarks/search_latency.py [--sizes 10000 100000] [--queries 200] [--json]
+    .venv/bin/python benchmarks/search_latency.py --dir path/to/scifact [--sizes 10000 100000] [--queries 200] [--json]
 
 For each size, an account holding that many Chunk nodes is built once (reused by later
 runs; ``--rebuild`` starts over). Chunk texts are drawn from the SciFact corpus vocabulary
 so BM25 sees realistic term statistics; their vectors are synthetic (topic centre plus
 noise) because embedding 100k passages on two CPU cores takes hours and latency does not
 depend on where a vector came from. Queries are real SciFact claims, embedded by the real
-model inside the timed pipeline.
+model inside the timed pipeline. ``--dir`` names the SciFact folder in BEIR format
+(``corpus.jsonl``, ``queries.jsonl``; see docs/search-quality.md).
 
 Printed per size: pipeline p50/p95 and per-stage medians, the bare calls (query embedding +
 one vector-index SEARCH + one full-text query at the same depth) p50/p95, and the ratio.
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from _scifact import add_dir_argument, require_dir
 from maxy.accounts import create_account, list_accounts, validate_account
 from maxy.config import load_settings
 from maxy.db import Database
@@ -35,8 +37,6 @@ from maxy.schema import apply_schema
 from maxy.search import NON_LLM, SearchRequest, hybrid
 
 from maxy.search.lucene import build_query
-
-EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "scifact-dev"
 
 
 class Precomputed:
@@ -55,15 +55,15 @@ class Precomputed:
         return [self.vectors[t] for t in texts]
 
 
-def vocabulary() -> list[str]:
+def vocabulary(directory: Path) -> list[str]:
     words: list[str] = []
-    with (EVAL / "corpus.jsonl").open() as fh:
+    with (directory / "corpus.jsonl").open() as fh:
         for line in fh:
             words.extend(w.strip(".,;:()[]").lower() for w in json.loads(line)["text"].split())
     return [w for w in words if w.isalpha() and len(w) > 2]
 
 
-def build(db, settings, size: int, dims: int, rebuild: bool, model: str) -> str:
+def build(db, settings, size: int, dims: int, rebuild: bool, model: str, directory: Path) -> str:
     name = f"bench:latency:{size}"
     found = [a for a in list_accounts(settings.data_root) if a.name == name]
     account = validate_account(settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id)
@@ -75,7 +75,7 @@ def build(db, settings, size: int, dims: int, rebuild: bool, model: str) -> str:
     )
     rng = random.Random(size)
     nrng = np.random.default_rng(size)
-    words = vocabulary()
+    words = vocabulary(directory)
     centres = nrng.standard_normal((200, dims)).astype(np.float32)
     batch = 5000
     started = time.perf_counter()
@@ -111,20 +111,22 @@ def bare_calls(db, embedder, caller: Caller, query: str, k: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_dir_argument(parser)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    scifact = require_dir(parser, args.dir, "corpus.jsonl", "queries.jsonl")
 
     settings = load_settings()
     embedder = get_embedder(settings)
-    queries = [json.loads(l)["text"] for l in (EVAL / "queries.jsonl").open()][: args.queries]
+    queries = [json.loads(l)["text"] for l in (scifact / "queries.jsonl").open()][: args.queries]
     report = []
     with Database(settings) as db:
         apply_schema(db, embedder.dimensions, embedder=embedder)
         for size in args.sizes:
-            account_id = build(db, settings, size, embedder.dimensions, args.rebuild, embedder.name)
+            account_id = build(db, settings, size, embedder.dimensions, args.rebuild, embedder.name, scifact)
             caller = Caller(account_id)
             request = lambda q: SearchRequest(q, limit=10, expand_hops=1)  # noqa: E731
             for q in queries[:10]:  # warm caches and the JIT
