@@ -348,17 +348,20 @@ def test_claude_path_and_every_failure_falls_back(caplog):
             assert any(line.startswith("[ingest] warn reason=llm-summary-failed") for line in lines), (mode, lines)
 
 
-def test_breaker_stops_calling_after_auth_error_or_repeated_failures():
-    with FakeAnthropic(mode="401") as fake:
+def test_breaker_stops_calling_after_auth_error_or_repeated_failures(caplog):
+    with FakeAnthropic(mode="401") as fake, caplog.at_level(logging.WARNING, logger="maxy"):
         s = ClaudeSummarizer("bad", base_url=fake.url, timeout=1, max_retries=0)
         for _ in range(3):
             s.summarize("document", LONG_TEXT)
-        assert len(fake.requests) == 1 and s.disabled_reason == "auth"
+        assert len(fake.requests) == 1
+        assert any("reason=llm-summary-disabled cause=auth" in r.getMessage() for r in caplog.records)
         fake.mode = "500"
         s = ClaudeSummarizer("k", base_url=fake.url, timeout=1, max_retries=0, breaker_failures=2)
         results = s.summarize_many([summarize_mod.SummaryJob("section", LONG_TEXT)] * 5)
         assert all(r == extractive_summary(LONG_TEXT, 500) for r in results)
-        assert s.failures <= 2 + s.concurrency  # in-flight calls may finish before the breaker trips
+        # one request per failure (no retries); in-flight calls may finish before the breaker trips
+        assert len(fake.requests) <= 1 + 2 + s.concurrency
+        assert any("reason=llm-summary-disabled cause=2-failures-in-a-row" in r.getMessage() for r in caplog.records)
 
 
 def test_get_summarizer_picks_claude_only_with_a_key(monkeypatch):

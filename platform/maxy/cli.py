@@ -239,13 +239,9 @@ def neo4j_logs(
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines."),
 ) -> None:
     """Print the server's log."""
-    result = _runtime().logs(lines=lines, follow=follow)
-    if isinstance(result, str):
-        sys.stdout.write(result if result.endswith("\n") or not result else result + "\n")
-    else:
-        for line in result:
-            sys.stdout.write(line if line.endswith("\n") else line + "\n")
-            sys.stdout.flush()
+    for line in _runtime().logs(lines=lines, follow=follow):
+        sys.stdout.write(line if line.endswith("\n") else line + "\n")
+        sys.stdout.flush()
 
 
 # ---------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ Works the same against the local managed server (``bolt://``), a cluster or Aura
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -68,15 +67,6 @@ class Database:
         except AuthError as err:
             raise self._auth(err) from err
 
-    def read_tx(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        try:
-            with self.driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS) as session:
-                return session.execute_read(work)
-        except (ServiceUnavailable, SessionExpired) as err:
-            raise self._unavailable(err) from err
-        except AuthError as err:
-            raise self._auth(err) from err
-
     def autocommit(self, query: str, **params: Any) -> list[dict[str, Any]]:
         """For ``CALL {...} IN TRANSACTIONS``, which cannot run inside a managed transaction."""
         try:
@@ -114,24 +104,3 @@ class Database:
             f"Neo4j at {self.uri} refused the credentials for user {self.settings.NEO4J_USER!r}: "
             f"check NEO4J_PASSWORD in the environment or {env_file()} ({err})"
         )
-
-
-_shared: Database | None = None
-_lock = threading.Lock()
-
-
-def get_database() -> Database:
-    """One driver per process (drivers are thread-safe and pool connections)."""
-    global _shared
-    with _lock:
-        if _shared is None:
-            _shared = Database()
-        return _shared
-
-
-def reset_database() -> None:
-    global _shared
-    with _lock:
-        if _shared is not None:
-            _shared.close()
-        _shared = None

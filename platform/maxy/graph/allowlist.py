@@ -79,38 +79,6 @@ STRUCTURAL_LABELS: tuple[str, ...] = (
 
 ALL_LABELS: frozenset[str] = frozenset(SEARCHABLE_LABELS + STRUCTURAL_LABELS)
 
-# The canonical text-property union indexed by entity_search.
-TEXT_PROPERTIES: tuple[str, ...] = (
-    "name",
-    "displayName",
-    "alternateName",
-    "firstName",
-    "lastName",
-    "givenName",
-    "familyName",
-    "title",
-    "headline",
-    "subject",
-    "summary",
-    "description",
-    "body",
-    "bodyPreview",
-    "content",
-    "text",
-    "compiledTruth",
-    "email",
-    "jobTitle",
-    "category",
-    "address",
-    "question",
-    "answer",
-    "notes",
-    "reviewBody",
-    "caption",
-    "slug",
-    "keywordsText",
-)
-
 RELATIONSHIP_TYPES: frozenset[str] = frozenset(
     {
         "HAS_SECTION",
@@ -166,11 +134,6 @@ PROVENANCE_GATED_LABELS: frozenset[str] = frozenset(
 
 _PROPERTY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-
-
-def vector_index_name(label: str) -> str:
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", label).lower()
-    return f"{snake}_embedding"
 
 
 def check_label(label: object, *, field: str = "labels") -> str:

@@ -65,9 +65,6 @@ class Guard:
     clause: str
     params: dict[str, Any] = field(default_factory=dict)
 
-    def and_(self, other: str) -> str:
-        return f"({self.clause}) AND ({other})" if other else self.clause
-
 
 def _check_var(var: str) -> str:
     if not _VAR_RE.match(var):

@@ -209,9 +209,6 @@ class ClaudeSummarizer(ExtractiveSummarizer):
         )
         self._lock = threading.Lock()
         self._failures_in_row = 0
-        self.disabled_reason: str | None = None
-        self.calls = 0
-        self.failures = 0
 
     def summarize(self, kind: Kind, text: str, title: str = "") -> str:
         own = self.own_summary(kind, text)
@@ -235,8 +232,6 @@ class ClaudeSummarizer(ExtractiveSummarizer):
             return list(pool.map(lambda j: self.summarize(j.kind, j.text, j.title), jobs))
 
     def _ask(self, kind: Kind, text: str, title: str) -> str:
-        with self._lock:
-            self.calls += 1
         body = text if len(text) <= LLM_INPUT_CHARS else text[:LLM_INPUT_CHARS] + "\n[...]"
         heading = f"Title: {title}\n\n" if title else ""
         message: Any = self.client.messages.create(
@@ -258,7 +253,6 @@ class ClaudeSummarizer(ExtractiveSummarizer):
     def _failed(self, kind: Kind, exc: Exception) -> None:
         status = getattr(exc, "status_code", None)
         with self._lock:
-            self.failures += 1
             self._failures_in_row += 1
             trip = None
             if self.llm_enabled:
@@ -267,7 +261,6 @@ class ClaudeSummarizer(ExtractiveSummarizer):
                 elif self._failures_in_row >= self.breaker_failures:
                     trip = f"{self._failures_in_row}-failures-in-a-row"
                 if trip:
-                    self.disabled_reason = trip
                     self._disabled_until = time.monotonic() + self.cooldown_s
                     self._failures_in_row = 0
         log_line(

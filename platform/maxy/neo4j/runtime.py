@@ -957,10 +957,6 @@ class Neo4jRuntime:
             log_line("neo4j", "stop", pid=pid, clean=True, ms=result.ms)
         return result
 
-    def restart(self, timeout: float = 120.0) -> StartResult:
-        self.stop()
-        return self.start(timeout=timeout)
-
     # -- introspection -------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         """running, pid, bolt_reachable, version, edition, uri, home, java (+ a few extras)."""
@@ -1020,9 +1016,6 @@ class Neo4jRuntime:
             self.console_log if which == "console" else self.logs_dir / f"{which}.log"
         )
         return _tail_lines(path, lines, follow)
-
-    def log_text(self, lines: int = 100, which: str = "console") -> str:
-        return "\n".join(self.logs(lines=lines, which=which))
 
 
 def _tail_lines(
