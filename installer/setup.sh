@@ -23,7 +23,7 @@ fi
 # Reinstall only when the dependency list changed.
 STAMP="$VENV/.maxy-installed"
 WANT=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ] || ! "$VENV/bin/python" -c 'import maxy' 2>/dev/null; then
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ] || ! "$VENV/bin/python" -c 'import maxy, maxy_plugins.memory' 2>/dev/null; then
   echo "setup: installing maxy and its dependencies into $VENV" >&2
   "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
   "$VENV/bin/python" -m pip install -q -e ".[test]"

@@ -24,7 +24,7 @@ from maxy_plugins.memory import tools as mem
 from maxy_plugins.session import tools as ses
 from maxy_plugins.work import tools as work
 
-PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+PLUGINS = Path(__file__).resolve().parent.parent / "platform" / "maxy_plugins"
 
 
 def make_ctx(settings, db, account, embedder, *, role="admin", scopes=None, agent=None, session_id=None,
