@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from maxy.plugins.http import create_api_key
+from maxy.mcp.keys import create_api_key
 
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env
 from tests.test_mcp_http import _serving

@@ -18,6 +18,14 @@ from pathlib import Path
 import anyio
 import pytest
 from maxy.config import load_settings
+from maxy.mcp.proxy import _PendingIds, note_requests, rewrite_response
+from maxy.mcp.server import (
+    BootGateError,
+    EnvContexts,
+    PublicToolNotReadOnly,
+    create_mcp_server,
+    tools_for_role,
+)
 from maxy.plugins.api import ToolError
 from maxy.plugins.discovery import (
     ENTRY_POINT_GROUP,
@@ -26,14 +34,6 @@ from maxy.plugins.discovery import (
     load_plugin,
 )
 from maxy.plugins.manifest import ManifestError, parse_manifest_text
-from maxy.plugins.proxy import _PendingIds, note_requests, rewrite_response
-from maxy.plugins.server import (
-    BootGateError,
-    EnvContexts,
-    PublicToolNotReadOnly,
-    create_mcp_server,
-    tools_for_role,
-)
 from mcp import Client
 
 from tests.plugins_fixture.helpers import (
@@ -384,7 +384,7 @@ def test_audit_failure_never_fails_the_call(
     account, data_root: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from maxy.errors import DatabaseUnavailable
-    from maxy.plugins import audit
+    from maxy.mcp import audit
 
     def broken(ctx):
         raise DatabaseUnavailable("Neo4j is not reachable (simulated for the audit write)")
@@ -409,7 +409,7 @@ def test_audit_failure_never_fails_the_call(
 # API keys
 def test_api_keys_are_hashed_pinned_and_revocable(account, data_root: Path) -> None:
     from maxy.errors import ValidationError
-    from maxy.plugins.http import (
+    from maxy.mcp.keys import (
         ApiKeyStore,
         create_api_key,
         list_api_keys,
@@ -437,7 +437,8 @@ def test_api_keys_are_hashed_pinned_and_revocable(account, data_root: Path) -> N
 
 
 def test_http_key_contexts_refuse_wrong_role(account, data_root: Path) -> None:
-    from maxy.plugins.http import ApiKeyStore, KeyContexts, create_api_key
+    from maxy.mcp.http import KeyContexts
+    from maxy.mcp.keys import ApiKeyStore, create_api_key
 
     key, _ = create_api_key(data_root, account.account_id, role="public", agent_slug="bot")
     settings = load_settings(DATA_ROOT=data_root)
@@ -458,7 +459,7 @@ def test_http_key_contexts_refuse_wrong_role(account, data_root: Path) -> None:
 # client configs
 def test_client_config_pins_public_servers(account, data_root: Path, tmp_path: Path) -> None:
     from maxy.errors import ValidationError
-    from maxy.plugins.clientconfig import build_client_config, write_client_config
+    from maxy.mcp.clientconfig import build_client_config, write_client_config
 
     settings = load_settings(DATA_ROOT=data_root, ACCOUNT_ID=account.account_id)
     plugins = discover_plugins([], [ECHO, SERVERLESS])
@@ -501,7 +502,7 @@ def test_proxy_flags_only_tools_list_responses(caplog: pytest.LogCaptureFixture)
 
 
 def test_audit_input_never_holds_secrets():
-    from maxy.plugins.audit import _input_json
+    from maxy.mcp.audit import _input_json
 
     text = _input_json(
         {

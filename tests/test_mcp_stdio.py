@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 from maxy.config import load_settings
-from maxy.plugins.bridge import DEFAULT_TIMEOUT_S, fetch_memory_context
-from maxy.plugins.clientconfig import build_client_config
+from maxy.mcp.bridge import DEFAULT_TIMEOUT_S, fetch_memory_context
+from maxy.mcp.clientconfig import build_client_config
 from maxy.plugins.discovery import discover_plugins
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client

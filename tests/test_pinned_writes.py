@@ -22,10 +22,11 @@ import pytest
 from maxy.config import config_dir, load_settings
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.plugins.clientconfig import build_client_config
+from maxy.mcp.clientconfig import build_client_config
+from maxy.mcp.http import create_app
+from maxy.mcp.keys import create_api_key
+from maxy.mcp.server import pinned_context
 from maxy.plugins.discovery import discover_plugins
-from maxy.plugins.http import create_api_key, create_app
-from maxy.plugins.server import pinned_context
 from maxy_plugins.memory import tools as mem
 from maxy_plugins.session import tools as ses
 from mcp import ClientSession, StdioServerParameters

@@ -12,9 +12,9 @@ import anyio
 from hypothesis import given
 from hypothesis import strategies as st
 from maxy.config import load_settings
-from maxy.plugins.audit import _input_json
+from maxy.mcp.audit import _input_json
+from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
-from maxy.plugins.server import create_mcp_server, pinned_context
 from maxy.secrets import REDACTED, is_secret_name, redact_secrets, redact_text
 from mcp import Client
 

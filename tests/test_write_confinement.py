@@ -34,8 +34,8 @@ from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.ingest.hierarchy import document_node_id
 from maxy.ingest.lifecycle import purge
+from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
-from maxy.plugins.server import create_mcp_server, pinned_context
 from maxy_plugins.memory.tools import admin_user_node_id, report_node_id
 from maxy_plugins.session.tools import _conversation_node_id
 from mcp import Client

@@ -347,7 +347,7 @@ def _register_feature_commands() -> None:
         "maxy.audit_queries",
         "maxy.conversation_cli",
         "maxy_plugins.session.tools",
-        "maxy.plugins.cli",
+        "maxy.mcp.cli",
     ):
         try:
             mod = importlib.import_module(module)

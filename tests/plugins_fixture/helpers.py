@@ -15,7 +15,7 @@ ECHO = "tests.plugins_fixture.echo_plugin"
 SERVERLESS = "tests.plugins_fixture.serverless_plugin"
 REPO = Path(__file__).resolve().parents[2]
 PLATFORM = REPO / "platform"
-# The shipping command line (maxy.cli discovers maxy.plugins.cli); `python -m maxy.plugins.cli`
+# The shipping command line (maxy.cli discovers maxy.mcp.cli); `python -m maxy.mcp.cli`
 # runs the same commands on their own.
 CLI = [sys.executable, "-m", "maxy"]
 

@@ -29,6 +29,7 @@ from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 
 Role = Literal["admin", "public"]
+ROLES: tuple[Role, ...] = ("admin", "public")
 
 # Tool arguments that would name an account, scope, agent or session: when the environment
 # pins one, an argument trying to set it is refused (see ToolContext.refuse_widening).

@@ -48,7 +48,7 @@ def _role(value: str) -> str:
 
 
 def _plugins(names: list[str] | None, modules: list[str] | None) -> Any:
-    from .discovery import discover_plugins
+    from ..plugins.discovery import discover_plugins
 
     return discover_plugins(names or None, modules or ())
 
@@ -154,7 +154,7 @@ def key_create(
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
     from ..config import load_settings
-    from .http import create_api_key
+    from .keys import create_api_key
 
     settings = load_settings()
     key, record = create_api_key(
@@ -180,7 +180,7 @@ def key_create(
 def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
     """List API keys (never the keys themselves)."""
     from ..config import load_settings
-    from .http import list_api_keys
+    from .keys import list_api_keys
 
     keys = [k.as_dict() for k in list_api_keys(load_settings().data_root)]
     if json_out:
@@ -198,7 +198,7 @@ def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
 def key_revoke(key_id: str = typer.Argument(..., help="The key id shown by `maxy mcp key list`.")) -> None:
     """Revoke an API key."""
     from ..config import load_settings
-    from .http import revoke_api_key
+    from .keys import revoke_api_key
 
     if not revoke_api_key(load_settings().data_root, key_id):
         _err(f"no API key with id {key_id}")
@@ -225,7 +225,7 @@ def register(app: typer.Typer) -> None:
 
 
 def main() -> None:
-    """``python -m maxy.plugins.cli``: these commands alone (before ``maxy.cli`` discovers them)."""
+    """``python -m maxy.mcp.cli``: these commands alone (before ``maxy.cli`` discovers them)."""
     app = typer.Typer(no_args_is_help=True, add_completion=False, help="Maxy MCP commands.")
     register(app)
     app()

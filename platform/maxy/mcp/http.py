@@ -7,274 +7,32 @@ once, by ``maxy mcp key create``. A missing or unknown key gets 401 before any M
 is read. One MCP server per role: an admin key reaches the admin tool set, a public key the
 public (read-only, publicAllowlist) one. A session (``mcp-session-id``) answers only the key
 that opened it; to any other key it is an unknown session. A body that is not one JSON-RPC
-message gets a JSON-RPC error (400). A key file that cannot be read is never rewritten.
+message gets a JSON-RPC error (400). The keys themselves are kept by :mod:`maxy.mcp.keys`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import logging
-import os
-import secrets
 import threading
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
-from ..accounts import accounts_dir, list_accounts, validate_account
-from ..config import SCOPE_VALUES, Settings, load_settings
+from ..accounts import validate_account
+from ..config import Settings, load_settings
 from ..db import Database
-from ..errors import ConfigError, ValidationError
-from ..graph.allowlist import check_agent_slug
 from ..logs import log_line, short
-from .api import Role, ToolContext, ToolError
-from .discovery import LoadedPlugin
-from .server import ROLES, MaxyMCPServer, _embedder, create_mcp_server, pinned_context
-from .stdio import bad_message, json_kind
+from ..plugins.api import ROLES, Role, ToolContext, ToolError
+from ..plugins.discovery import LoadedPlugin
+from .keys import ApiKey, ApiKeyStore
+from .server import MaxyMCPServer, _embedder, create_mcp_server, pinned_context
+from .stdio import bad_message
 
-API_KEYS_FILE = "api-keys.json"
-KEY_PREFIX = "mxy"
 MCP_PATH = "/mcp"
 SESSION_HEADER = "mcp-session-id"
 _MAX_BOUND_SESSIONS = 50_000  # above the SDK's default cap of open sessions (10,000 per role server)
-_lock = threading.Lock()
-
-
-@dataclass(frozen=True)
-class ApiKey:
-    key_id: str
-    account_id: str
-    role: Role
-    agent_slug: str | None
-    scopes: tuple[str, ...] | None  # None: no scope filter (admin keys only)
-    created_at: str
-    key_hash: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "keyId": self.key_id,
-            "accountId": self.account_id,
-            "role": self.role,
-            "agentSlug": self.agent_slug,
-            "scopes": list(self.scopes) if self.scopes is not None else None,
-            "createdAt": self.created_at,
-        }
-
-
-def _hash(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
-def _keys_path(data_root: Path, account_id: str) -> Path:
-    return accounts_dir(data_root) / account_id / API_KEYS_FILE
-
-
-def _load_keys(path: Path) -> list[dict[str, Any]]:
-    """The key records of one account; [] when it has no file. Raises KeyFileError naming the
-    file, where it is wrong and the fix, so no writer ever replaces keys it could not read."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    except OSError as err:
-        raise KeyFileError(path, f"cannot be read ({err.strerror or err})") from None
-    try:
-        value = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        raise KeyFileError(path, f"is not UTF-8 at line {line} column {column} (byte {data[err.start]:#04x})") from None
-    except json.JSONDecodeError as err:
-        raise KeyFileError(path, f"is not valid JSON at line {err.lineno} column {err.colno} ({err.msg})") from None
-    keys = value.get("keys") if isinstance(value, dict) else None
-    if not isinstance(value, dict) or not isinstance(keys, list):
-        if not isinstance(value, dict):
-            found = f"the file holds {json_kind(value)}"
-        else:
-            found = f'"keys" is {json_kind(keys)}' if "keys" in value else '"keys" is missing'
-        raise KeyFileError(path, f'must be an object {{"keys": [...]}}, but {found}')
-    for i, key in enumerate(keys):
-        if not isinstance(key, dict):
-            raise KeyFileError(path, f"keys[{i}] must be an object, but is {json_kind(key)}")
-    return keys
-
-
-class KeyFileError(ConfigError):
-    """An API key file that cannot be read: writers refuse, readers count it as no keys."""
-
-    def __init__(self, path: Path, problem: str):
-        self.path = path
-        self.problem = problem
-        super().__init__(f"API key file {path} {problem}: fix or remove {path}; nothing was changed")
-
-
-def _read_keys(path: Path) -> list[dict[str, Any]]:
-    """For readers: a broken file counts as no keys (each of its keys is refused), with a warning."""
-    try:
-        return _load_keys(path)
-    except KeyFileError as err:
-        log_line(
-            "mcp-http", "warn", level=logging.WARNING, reason="api-keys-unreadable", path=str(path), problem=err.problem
-        )
-        return []
-
-
-def _write_keys(path: Path, keys: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps({"keys": keys}, indent=2) + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
-
-
-def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
-    role = raw.get("role")
-    if role not in ROLES or not isinstance(raw.get("keyId"), str) or not isinstance(raw.get("hash"), str):
-        return None
-    scopes = raw.get("scopes")
-    return ApiKey(
-        key_id=raw["keyId"],
-        account_id=account_id,
-        role=role,
-        agent_slug=raw.get("agentSlug") or None,
-        scopes=tuple(scopes) if isinstance(scopes, list) else None,
-        created_at=str(raw.get("createdAt", "")),
-        key_hash=raw["hash"],
-    )
-
-
-def create_api_key(
-    data_root: Path,
-    account_id: str,
-    *,
-    role: Role,
-    agent_slug: str | None = None,
-    scopes: Sequence[str] | None = None,
-) -> tuple[str, ApiKey]:
-    """Create a key; returns (the key, shown only now, its stored record)."""
-    if role not in ROLES:
-        raise ValidationError("role", f"must be one of {list(ROLES)}")
-    account = validate_account(data_root, account_id)
-    if agent_slug is not None:
-        agent_slug = check_agent_slug(agent_slug, field="agent")
-    if scopes is not None:
-        scopes = [s.strip() for s in scopes if s and s.strip()]
-        bad = [s for s in scopes if s not in SCOPE_VALUES]
-        if bad:
-            raise ValidationError("scopes", f"unknown scope(s) {bad}; allowed: {list(SCOPE_VALUES)}")
-    if role == "public":
-        if not agent_slug:
-            raise ValidationError("agent", "a public key needs the public agent's slug (--agent SLUG)")
-        scopes = scopes or ["public"]
-        if "admin" in scopes:
-            raise ValidationError("scopes", "a public key cannot read the admin scope: use public or public,shared")
-    key_id = secrets.token_hex(6)
-    key = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
-    record = ApiKey(
-        key_id=key_id,
-        account_id=account.account_id,
-        role=role,
-        agent_slug=agent_slug,
-        scopes=tuple(scopes) if scopes else None,
-        created_at=datetime.now(UTC).isoformat(),
-        key_hash=_hash(key),
-    )
-    path = _keys_path(data_root, account.account_id)
-    with _lock:
-        keys = _load_keys(path)
-        keys.append(
-            {
-                "keyId": record.key_id,
-                "hash": record.key_hash,
-                "role": record.role,
-                "agentSlug": record.agent_slug,
-                "scopes": list(record.scopes) if record.scopes is not None else None,
-                "createdAt": record.created_at,
-            }
-        )
-        _write_keys(path, keys)
-    log_line(
-        "mcp-http", "api-key", "created", keyId=key_id, role=role, accountId=short(account.account_id), agent=agent_slug
-    )
-    return key, record
-
-
-def list_api_keys(data_root: Path, account_id: str | None = None) -> list[ApiKey]:
-    out: list[ApiKey] = []
-    for account in list_accounts(data_root):
-        if account_id and account.account_id != account_id:
-            continue
-        for raw in _read_keys(_keys_path(data_root, account.account_id)):
-            rec = _record(account.account_id, raw)
-            if rec is not None:
-                out.append(rec)
-    return out
-
-
-def revoke_api_key(data_root: Path, key_id: str) -> bool:
-    """Revoke ``key_id`` wherever it is; a key file that cannot be read is never rewritten, and it
-    is an error only when the key was not found in any readable one (it may be in that file)."""
-    unreadable: KeyFileError | None = None
-    for account in list_accounts(data_root):
-        path = _keys_path(data_root, account.account_id)
-        with _lock:
-            try:
-                keys = _load_keys(path)
-            except KeyFileError as err:
-                unreadable = unreadable or err
-                continue
-            kept = [k for k in keys if k.get("keyId") != key_id]
-            if len(kept) != len(keys):
-                _write_keys(path, kept)
-                log_line("mcp-http", "api-key", "revoked", keyId=key_id, accountId=short(account.account_id))
-                return True
-    if unreadable is not None:
-        raise unreadable
-    return False
-
-
-class ApiKeyStore:
-    """Resolves a presented key to its record; re-reads a key file when it changes."""
-
-    def __init__(self, data_root: Path):
-        self.data_root = Path(data_root)
-        self._cache: dict[Path, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
-        self._lock = threading.Lock()
-
-    def _keys(self, path: Path) -> list[dict[str, Any]]:
-        """The file's keys, read again only when it changes (so a broken one warns once per change)."""
-        try:
-            st = path.stat()
-        except OSError:
-            return []
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        with self._lock:
-            cached = self._cache.get(path)
-            if cached is None or cached[0] != stamp:
-                cached = (stamp, _read_keys(path))
-                self._cache[path] = cached
-            return cached[1]
-
-    def resolve(self, key: str | None) -> ApiKey | None:
-        if not key or not isinstance(key, str):
-            return None
-        parts = key.split("_", 2)
-        if len(parts) != 3 or parts[0] != KEY_PREFIX:
-            return None
-        key_id, digest = parts[1], _hash(key)
-        for account in list_accounts(self.data_root):
-            for raw in self._keys(_keys_path(self.data_root, account.account_id)):
-                if raw.get("keyId") == key_id and hmac.compare_digest(str(raw.get("hash", "")), digest):
-                    return _record(account.account_id, raw)
-        return None
 
 
 class KeyContexts:

@@ -23,8 +23,8 @@ from typing import Any
 from ..graph.guards import Caller, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
+from ..plugins.api import ToolContext
 from ..secrets import redact_deep, redact_secrets, redact_text
-from .api import ToolContext
 
 MAX_INPUT_CHARS = 2_000
 MAX_OUTPUT_CHARS = 2_000

@@ -27,8 +27,8 @@ from ..config import Settings, config_dir, env_file
 from ..errors import ConfigError, ValidationError
 from ..graph.allowlist import check_agent_slug
 from ..logs import log_line
-from .api import Role
-from .discovery import LoadedPlugin
+from ..plugins.api import Role
+from ..plugins.discovery import LoadedPlugin
 from .server import check_public_pins, tools_for_role
 
 

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from ..errors import ConfigError
 from ..logs import log_line
-from .manifest import EAGER_META_KEY
+from ..plugins.manifest import EAGER_META_KEY
 
 
 class _PendingIds:

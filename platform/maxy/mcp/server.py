@@ -41,12 +41,10 @@ from ..db import Database
 from ..errors import ConfigError, MaxyError
 from ..graph.guards import Caller
 from ..logs import log_line, short
-from .api import PINNED_ARGUMENTS, Role, ToolContext, ToolError, ToolSpec
+from ..plugins.api import PINNED_ARGUMENTS, ROLES, Role, ToolContext, ToolError, ToolSpec
+from ..plugins.discovery import LoadedPlugin, PluginTool
+from ..plugins.manifest import EAGER_META_KEY
 from .audit import ToolCallRecord, record_tool_call
-from .discovery import LoadedPlugin, PluginTool
-from .manifest import EAGER_META_KEY
-
-ROLES: tuple[Role, ...] = ("admin", "public")
 
 # (plugin name, request headers or None on stdio) -> the pinned ToolContext for this call
 ContextFactory = Callable[[str, Mapping[str, str] | None], ToolContext]
