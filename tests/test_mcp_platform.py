@@ -113,7 +113,7 @@ def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 CODE_TWO_TOOLS = """
-    from maxy.plugins.api import ToolContext, tool
+    from maxy.plugins import ToolContext, tool
 
     @tool("{p}-read", description="Read.", read_only=True)
     def read(ctx: ToolContext, q: str) -> str:

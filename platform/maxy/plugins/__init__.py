@@ -1,0 +1,46 @@
+"""The plugin system, and the public API a plugin's code imports.
+
+A plugin is a Python package with a ``PLUGIN.md`` manifest beside its ``__init__.py``,
+registered in the ``maxy.plugins`` entry-point group. Its code imports from here (and from
+the platform's domain packages: ``maxy.graph``, ``maxy.search``, ``maxy.conversations`` ...),
+never from another plugin:
+
+- declaring tools (``api``): :func:`tool`, :class:`ToolContext`, :class:`ToolError`;
+- checking arguments (``checks``): :func:`require`, :func:`check_text`, :func:`check_int`,
+  :func:`check_string_list`, and :func:`tool_errors` for the platform's own refusals;
+- nodes (``nodes``): :func:`load_node`, :func:`update_node`, :func:`active_conversation`,
+  :func:`now_iso` and ``SYSTEM`` (the agent the platform writes as);
+- log lines in the platform's format: :func:`log_line`, :func:`short`.
+
+The rest of the package is the platform's side: ``discovery`` finds and loads plugins and
+``manifest`` reads ``PLUGIN.md``.
+"""
+
+from __future__ import annotations
+
+from ..logs import log_line, short
+from .api import ROLES, Role, ToolContext, ToolError, ToolSpec, tool, tools_of
+from .checks import check_int, check_string_list, check_text, require, tool_errors
+from .nodes import SYSTEM, active_conversation, load_node, now_iso, update_node
+
+__all__ = [
+    "ROLES",
+    "SYSTEM",
+    "Role",
+    "ToolContext",
+    "ToolError",
+    "ToolSpec",
+    "active_conversation",
+    "check_int",
+    "check_string_list",
+    "check_text",
+    "load_node",
+    "log_line",
+    "now_iso",
+    "require",
+    "short",
+    "tool",
+    "tool_errors",
+    "tools_of",
+    "update_node",
+]

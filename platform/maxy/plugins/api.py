@@ -152,10 +152,3 @@ class ToolContext:
             caller=self.caller,  # writes stay inside the view the pins give this server
             created_by=created_by or f"agent:{self.plugin or 'mcp'}",
         )
-
-
-def require(condition: bool, field_name: str, reason: str) -> None:
-    """Raise the standard bad-input error naming the field."""
-    if not condition:
-        raise ToolError(f"{field_name}: {reason}")
-

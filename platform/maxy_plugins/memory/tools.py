@@ -5,146 +5,47 @@ every write goes through the write primitive (``ctx.writer``), which refuses the
 and keeps a pinned server's writes inside its view (``maxy.graph.confine``). A target the
 caller may not read is refused exactly like one that does not exist.
 Bad input raises ``ToolError("<field>: <reason>")`` before anything is written.
-
-The small helpers at the top (``tool_errors``, ``load_node``, ``update_node``,
-``active_conversation``) are shared with the work and session plugins.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from maxy.config import config_dir
-from maxy.conversations import find_conversation, search_messages
-from maxy.errors import GraphWriteError, ValidationError
-from maxy.graph.allowlist import RESERVED_PROPERTIES
+from maxy.conversations import search_messages
 from maxy.graph.confine import id_root, not_writable, record_scope
 from maxy.graph.guards import node_guard
-from maxy.graph.write import Edge, GraphWriter, NodeSpec, WriteResult
-from maxy.logs import log_line, short
-from maxy.plugins.api import ToolContext, ToolError, require, tool
+from maxy.graph.write import Edge, NodeSpec
+from maxy.plugins import (
+    SYSTEM,
+    ToolContext,
+    ToolError,
+    active_conversation,
+    check_int,
+    check_string_list,
+    check_text,
+    load_node,
+    log_line,
+    require,
+    short,
+    tool,
+    tool_errors,
+)
 from maxy.search import MESSAGE_SEARCH, SearchConfig, SearchRequest, hybrid
 from maxy.search.config import subscribed_keywords
 from maxy.search.format import OUTPUT_BUDGET, project, render
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 REPORT_BODY_LIMIT = 10_000
 REPORT_TITLE_LIMIT = 500
 MAX_KEYWORDS = 20
 MAX_KEYWORD_CHARS = 100
 MESSAGE_CONTENT_CHARS = 4_000
-SYSTEM = "system"
-
-
-# ---------------------------------------------------------------------------------------
-# Shared helpers
-def tool_errors(fn: F) -> F:
-    """Turn the library's input and write refusals into ToolErrors (same message, field first)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (ValidationError, GraphWriteError) as err:
-            raise ToolError(str(err)) from err
-
-    return wrapper  # type: ignore[return-value]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def writer(ctx: ToolContext, created_by: str | None = None) -> GraphWriter:
-    """The write primitive for this context; refuses the public role (ToolError)."""
-    return ctx.writer(created_by)
-
-
-def check_text(value: object, field: str, *, limit: int, required: bool = True) -> str | None:
-    if value is None and not required:
-        return None
-    require(isinstance(value, str) and bool(value.strip()), field, "a non-empty string is required")
-    assert isinstance(value, str)
-    require(len(value) <= limit, field, f"at most {limit:,} characters (got {len(value):,})")
-    return value.strip()
-
-
-def check_int(value: object, field: str, lo: int, hi: int) -> int:
-    require(isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi, field, f"an integer from {lo} to {hi}")
-    return int(value)  # type: ignore[arg-type]
-
-
-def check_string_list(value: object, field: str, *, max_items: int, max_chars: int) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    require(isinstance(value, (list, tuple)), field, "a list of strings")
-    out: list[str] = []
-    for i, item in enumerate(value):  # type: ignore[arg-type]
-        require(isinstance(item, str) and bool(item.strip()), f"{field}[{i}]", "a non-empty string")
-        require(len(item) <= max_chars, f"{field}[{i}]", f"at most {max_chars} characters")
-        if item.strip() not in out:
-            out.append(item.strip())
-    require(len(out) <= max_items, field, f"at most {max_items} items")
-    return out
-
-
-def load_node(ctx: ToolContext, node_id: object, label: str | None = None, field: str = "nodeId") -> dict[str, Any] | None:
-    """A live node of the caller's account (guarded), with its labels, writable properties, scope and agents."""
-    if not isinstance(node_id, str) or not node_id.strip():
-        raise ToolError(f"{field}: a node id is required")
-    guard = node_guard(ctx.caller, "n")
-    label_filter = f"AND n:`{label}`" if label else ""
-    rows = ctx.db.read(
-        f"""
-        MATCH (n:Node {{nodeId: $id}}) WHERE {guard.clause} {label_filter}
-        RETURN n.nodeId AS nodeId, [l IN labels(n) WHERE l <> 'Node'] AS labels,
-               [k IN keys(n) WHERE k <> 'embedding' | [k, n[k]]] AS pairs
-        """,
-        id=node_id,
-        **guard.params,
-    )
-    if not rows:
-        return None
-    row = rows[0]
-    all_props = dict(row["pairs"])
-    return {
-        "nodeId": row["nodeId"],
-        "labels": row["labels"],
-        "scope": all_props.get("scope"),
-        "agents": all_props.get("agents"),
-        "meta": {k: v for k, v in all_props.items() if k in RESERVED_PROPERTIES},
-        "properties": {k: v for k, v in all_props.items() if k not in RESERVED_PROPERTIES},
-    }
-
-
-def update_node(
-    ctx: ToolContext,
-    node: dict[str, Any],
-    changes: dict[str, Any],
-    *,
-    edges: Sequence[Edge] = (),
-    created_by: str | None = None,
-) -> WriteResult:
-    """Rewrite a node through the primitive with its full property set plus ``changes``:
-    scope, agents and labels are kept, and the embedding is computed from the whole node."""
-    props = {**node["properties"], **changes}
-    props = {k: v for k, v in props.items() if v is not None}
-    spec = NodeSpec(node["labels"], props, edges=list(edges), node_id=node["nodeId"], scope=node["scope"], agents=node["agents"])
-    return writer(ctx, created_by).write(spec)
-
-
-def active_conversation(ctx: ToolContext) -> dict[str, Any] | None:
-    """The Conversation named by SESSION_NODE_ID in this account (sessionId or nodeId), if any."""
-    return find_conversation(ctx.db, ctx.caller, ctx.session_node_id)
 
 
 def _parse_edges(edges: object) -> list[Edge]:
@@ -241,7 +142,7 @@ def memory_write(
     agents: list[str] | None = None,
     nodeId: str | None = None,
 ) -> dict[str, Any]:
-    w = writer(ctx)  # refuses the public role before anything else
+    w = ctx.writer()  # refuses the public role before anything else
     require(isinstance(properties, dict), "properties", "an object of property names to values")
     parsed = _parse_edges(edges)
     if nodeId is not None:
@@ -325,7 +226,7 @@ def memory_ingest(
 ) -> dict[str, Any]:
     from maxy.ingest.hierarchy import ingest_paths
 
-    w = writer(ctx, f"agent:{ctx.plugin or 'memory'}:ingest")
+    w = ctx.writer(f"agent:{ctx.plugin or 'memory'}:ingest")
     files = _check_paths(paths)
     results = ingest_paths(files, w, attachment_id=attachmentId, scope=scope, agents=agents, source="mcp")
     return {
@@ -350,7 +251,7 @@ Re-ingesting the same attachmentId restores it.
 def memory_delete(ctx: ToolContext, attachmentId: str) -> dict[str, Any]:
     from maxy.ingest.lifecycle import soft_delete_attachment
 
-    w = writer(ctx)
+    w = ctx.writer()
     stamped = soft_delete_attachment(ctx.db, w.account.account_id, attachmentId, caller=ctx.caller)
     return {"attachmentId": attachmentId, "deleted": stamped, "alreadyDeleted": stamped == 0}
 
@@ -368,7 +269,7 @@ def memory_reindex(ctx: ToolContext, labels: list[str] | None = None) -> dict[st
     from maxy.graph.allowlist import check_labels
     from maxy.search.reindex import reindex
 
-    w = writer(ctx)
+    w = ctx.writer()
     if labels is not None:
         check_labels(labels, field="labels")
     if ctx.embedder is None:
@@ -464,7 +365,7 @@ def account_admin_user(ctx: ToolContext) -> str | None:
         return rows[0]["id"]
     if ctx.caller.pinned:
         return None
-    result = writer(ctx, SYSTEM).write(
+    result = ctx.writer(SYSTEM).write(
         NodeSpec(["AdminUser"], {"name": "Account admin"}, node_id=admin_user_node_id(ctx.caller.account_id), scope="admin")
     )
     return result.node_id
@@ -506,7 +407,7 @@ def memory_report_write(
     kws = check_string_list(keywords or [], "keywords", max_items=MAX_KEYWORDS, max_chars=MAX_KEYWORD_CHARS)
     workflow = check_text(sourceWorkflow, "sourceWorkflow", limit=200, required=False)
     when = _parse_when(occurredAt)
-    w = writer(ctx)
+    w = ctx.writer()
     assert title_ is not None
     minute = when.strftime("%Y-%m-%dT%H:%M")
     rid = report_node_id(id_root(ctx.caller), title_, minute)

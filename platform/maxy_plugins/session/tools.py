@@ -26,9 +26,19 @@ from maxy.conversations import check_session_id, find_conversation
 from maxy.graph.confine import id_root, record_scope
 from maxy.graph.guards import node_guard
 from maxy.graph.write import NodeSpec
-from maxy.logs import log_line, short
-from maxy.plugins.api import ToolContext, ToolError, require, tool
-from maxy_plugins.memory.tools import SYSTEM, load_node, now_iso, tool_errors, update_node, writer
+from maxy.plugins import (
+    SYSTEM,
+    ToolContext,
+    ToolError,
+    load_node,
+    log_line,
+    now_iso,
+    require,
+    short,
+    tool,
+    tool_errors,
+    update_node,
+)
 
 BRIEFING_FIELDS = {
     "asked": "What you asked for",
@@ -102,7 +112,7 @@ def session_compact(
     require(any(briefing.values()), "asked", "the briefing is empty: fill in at least one field")
     text = _render_briefing(briefing)
     require(len(text) <= MAX_BRIEFING_CHARS, "briefing", f"at most {MAX_BRIEFING_CHARS:,} characters in all")
-    writer(ctx)  # refuses the public role before anything else
+    ctx.writer()  # refuses the public role before anything else
     key = ctx.session_node_id or ctx.session_id
     if not key:
         raise ToolError("SESSION_NODE_ID: no active conversation is set for this server; nothing was written")
@@ -111,7 +121,7 @@ def session_compact(
     created = False
     if conv is None:
         labels = ["Conversation", "AdminConversation"] if ctx.role == "admin" else ["Conversation"]
-        result = writer(ctx, SYSTEM).write(
+        result = ctx.writer(SYSTEM).write(
             NodeSpec(
                 labels,
                 {"sessionId": key, "title": f"Conversation {key[:8]}", "startedAt": now_iso()},

@@ -24,18 +24,21 @@ from maxy.conversations import find_conversation
 from maxy.graph.confine import not_writable, record_scope
 from maxy.graph.guards import node_guard
 from maxy.graph.write import Edge, NodeSpec
-from maxy.logs import log_line, short
-from maxy.plugins.api import ToolContext, ToolError, require, tool
-from maxy.secrets import redact_secrets
-from maxy_plugins.memory.tools import (
+from maxy.plugins import (
+    ToolContext,
+    ToolError,
     active_conversation,
     check_text,
     load_node,
+    log_line,
     now_iso,
+    require,
+    short,
+    tool,
     tool_errors,
     update_node,
-    writer,
 )
+from maxy.secrets import redact_secrets
 
 OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
 DONE_STATUSES = ("completed", "failed", "cancelled")
@@ -142,7 +145,7 @@ def work_create(
         props["inputFields"] = sorted(safe_inputs)
     if safe_provided is not None:
         props["inputsProvided"] = json.dumps(safe_provided, ensure_ascii=False, default=str, sort_keys=True)
-    w = writer(ctx)
+    w = ctx.writer()
     edges: list[Edge] = []
     if raisedDuringConversationKey is not None:
         key = check_text(raisedDuringConversationKey, "raisedDuringConversationKey", limit=256)
@@ -202,7 +205,7 @@ def work_update(
         require(status not in DONE_STATUSES, "status", "use work-complete to finish a task")
     step_ = check_text(step, "step", limit=500, required=False)
     note_ = check_text(note, "note", limit=2_000, required=False)
-    writer(ctx)
+    ctx.writer()
     task = _task(ctx, taskId)
     props = task["properties"]
     changes: dict[str, Any] = {"lastUpdateAt": now_iso()}
@@ -249,7 +252,7 @@ def work_complete(
     require(len(produced) <= MAX_PRODUCED, "producedNodeIds", f"at most {MAX_PRODUCED}")
     for i, pid in enumerate(produced):
         require(isinstance(pid, str) and bool(pid.strip()), f"producedNodeIds[{i}]", "a nodeId")
-    writer(ctx)
+    ctx.writer()
     task = _task(ctx, taskId)
     if produced:
         guard = node_guard(ctx.caller, "n")

@@ -7,7 +7,7 @@ import time
 
 from maxy.graph.guards import node_guard
 from maxy.graph.write import NodeSpec
-from maxy.plugins.api import ToolContext, ToolError, require, tool
+from maxy.plugins import ToolContext, ToolError, require, tool
 
 
 @tool("echo-search", description="Find Note nodes whose name contains the query.", read_only=True, idempotent=True)

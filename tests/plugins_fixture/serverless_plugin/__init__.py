@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from maxy.plugins.api import ToolContext, tool
+from maxy.plugins import ToolContext, tool
 
 
 @tool("serverless-ping", description="Answers pong.", read_only=True)
