@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable
-from functools import wraps
-from typing import Any, TypeVar
+from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from . import __version__
 from .config import config_dir, env_file, get_settings, load_settings, write_env_values
-from .embeddings.base import EmbeddingError
+from .console import emit_json, err, friendly, out
 from .errors import AccountError, MaxyError
+
+__all__ = ["app", "emit_json", "err", "friendly", "main", "out"]
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Maxy: knowledge-graph memory for AI agents.")
 neo4j_app = typer.Typer(no_args_is_help=True, help="Run the local Neo4j server.")
@@ -24,31 +22,6 @@ account_app = typer.Typer(no_args_is_help=True, help="Accounts kept under DATA_R
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(schema_app, name="schema")
 app.add_typer(account_app, name="account")
-
-out = Console()
-err = Console(stderr=True)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def friendly(fn: F) -> F:
-    """Operator-facing errors are one clear message and exit code 1, never a traceback."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (MaxyError, EmbeddingError) as exc:
-            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            err.print("interrupted")
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
 def _runtime():
@@ -337,8 +310,10 @@ def show_config_dir() -> None:
 
 
 def _register_feature_commands() -> None:
-    """Feature packages add their own commands (ingest, search, ...)."""
-    import importlib
+    """Feature packages add their own commands (ingest, search, ...), and every installed
+    plugin its own through the CLI hook (``register_commands``, see ``maxy.plugins.commands``):
+    the core names no plugin, and a plugin that fails to load costs only its own commands."""
+    from .plugins.commands import register_plugin_commands
 
     for module in (
         "maxy.ingest.cli",
@@ -346,16 +321,22 @@ def _register_feature_commands() -> None:
         "maxy.evaluation.cli",
         "maxy.audit_queries",
         "maxy.conversation_cli",
-        "maxy_plugins.session.tools",
-        "maxy.mcp.cli",
     ):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if not exc.name or not module.startswith(exc.name):
-                raise
-            continue
-        mod.register(app)
+        _register_module(module)
+    register_plugin_commands(app)
+    _register_module("maxy.mcp.cli")
+
+
+def _register_module(module: str) -> None:
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if not exc.name or not module.startswith(exc.name):
+            raise
+        return
+    mod.register(app)
 
 
 _register_feature_commands()

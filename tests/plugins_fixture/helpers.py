@@ -13,6 +13,7 @@ from maxy.graph.write import GraphWriter, NodeSpec
 
 ECHO = "tests.plugins_fixture.echo_plugin"
 SERVERLESS = "tests.plugins_fixture.serverless_plugin"
+BROKEN = "tests.plugins_fixture.broken_plugin"  # cannot be imported
 REPO = Path(__file__).resolve().parents[2]
 PLATFORM = REPO / "platform"
 # The shipping command line (maxy.cli discovers maxy.mcp.cli); `python -m maxy.mcp.cli`

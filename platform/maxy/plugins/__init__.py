@@ -10,17 +10,22 @@ never from another plugin:
   :func:`check_string_list`, and :func:`tool_errors` for the platform's own refusals;
 - nodes (``nodes``): :func:`load_node`, :func:`update_node`, :func:`active_conversation`,
   :func:`now_iso` and ``SYSTEM`` (the agent the platform writes as);
-- log lines in the platform's format: :func:`log_line`, :func:`short`.
+- log lines in the platform's format: :func:`log_line`, :func:`short`;
+- commands (``commands``): a plugin package that defines ``register_commands(app)`` adds its
+  own ``maxy`` commands; :func:`cli_context` gives them the pinned ToolContext a tool gets,
+  and :func:`friendly`, :func:`emit_json` and ``out`` print like every other command.
 
-The rest of the package is the platform's side: ``discovery`` finds and loads plugins and
-``manifest`` reads ``PLUGIN.md``.
+The rest of the package is the platform's side: ``discovery`` finds and loads plugins,
+``manifest`` reads ``PLUGIN.md`` and ``commands`` runs the CLI hook.
 """
 
 from __future__ import annotations
 
+from ..console import emit_json, friendly, out
 from ..logs import log_line, short
 from .api import ROLES, Role, ToolContext, ToolError, ToolSpec, tool, tools_of
 from .checks import check_int, check_string_list, check_text, require, tool_errors
+from .commands import cli_context
 from .nodes import SYSTEM, active_conversation, load_node, now_iso, update_node
 
 __all__ = [
@@ -34,9 +39,13 @@ __all__ = [
     "check_int",
     "check_string_list",
     "check_text",
+    "cli_context",
+    "emit_json",
+    "friendly",
     "load_node",
     "log_line",
     "now_iso",
+    "out",
     "require",
     "short",
     "tool",

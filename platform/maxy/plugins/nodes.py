@@ -27,7 +27,9 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def load_node(ctx: ToolContext, node_id: object, label: str | None = None, field: str = "nodeId") -> dict[str, Any] | None:
+def load_node(
+    ctx: ToolContext, node_id: object, label: str | None = None, field: str = "nodeId"
+) -> dict[str, Any] | None:
     """A live node of the caller's account (guarded), with its labels, writable properties, scope and agents."""
     if not isinstance(node_id, str) or not node_id.strip():
         raise ToolError(f"{field}: a node id is required")
@@ -68,7 +70,9 @@ def update_node(
     scope, agents and labels are kept, and the embedding is computed from the whole node."""
     props = {**node["properties"], **changes}
     props = {k: v for k, v in props.items() if v is not None}
-    spec = NodeSpec(node["labels"], props, edges=list(edges), node_id=node["nodeId"], scope=node["scope"], agents=node["agents"])
+    spec = NodeSpec(
+        node["labels"], props, edges=list(edges), node_id=node["nodeId"], scope=node["scope"], agents=node["agents"]
+    )
     return ctx.writer(created_by).write(spec)
 
 

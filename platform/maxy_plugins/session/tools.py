@@ -5,7 +5,7 @@ work in progress, what the user shared about themselves) on the active Conversat
 (SESSION_NODE_ID, else SESSION_ID; the Conversation is created by the system agent when it
 does not exist yet) as ``briefing`` (JSON text), ``briefingText`` and ``compactedAt``.
 
-``session_context(ctx)`` (tool ``session-context``, CLI ``maxy session context``) assembles
+``session_context(ctx)`` (tool ``session-context``; CLI ``maxy session context`` in ``cli.py``) assembles
 the ``<previous-context>`` block: the latest briefing (the active conversation's first), the
 most recent review digest (a CreativeWork with kind/type "review-digest"), open Tasks by
 priority (at most 10) and unsuppressed Alerts of the last 24 hours (at most 5). Every read
@@ -21,7 +21,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import typer
 from maxy.conversations import check_session_id, find_conversation
 from maxy.graph.confine import id_root, record_scope
 from maxy.graph.guards import node_guard
@@ -313,52 +312,3 @@ unsuppressed alerts of the last 24 hours (at most 5).
 @tool_errors
 def session_context_tool(ctx: ToolContext) -> str:
     return session_context(ctx) or "No previous context: no briefing, review digest, open tasks or recent alerts."
-
-
-# ---------------------------------------------------------------------------------------
-# CLI: ``maxy session context [--json]``
-
-
-def cli_context(settings: Any = None, plugin: str = "session") -> ToolContext:
-    """An admin ToolContext from the environment (ACCOUNT_ID validated, pins applied)."""
-    from maxy.accounts import validate_account
-    from maxy.config import load_settings
-    from maxy.graph.guards import Caller
-
-    settings = settings or load_settings()
-    account = validate_account(settings.data_root, settings.ACCOUNT_ID)
-    return ToolContext(
-        settings=settings,
-        role="admin",
-        caller=Caller.from_settings(settings, account.account_id),
-        account=account,
-        embedder=None,
-        session_id=settings.SESSION_ID,
-        session_node_id=settings.SESSION_NODE_ID,
-        knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
-        plugin=plugin,
-    )
-
-
-def register(app: typer.Typer) -> None:
-    from maxy.cli import emit_json, friendly, out
-
-    session_app = typer.Typer(no_args_is_help=True, help="Admin session context and compaction briefings.")
-    app.add_typer(session_app, name="session")
-
-    @session_app.command("context")
-    @friendly
-    def context_cmd(
-        json_out: bool = typer.Option(False, "--json", help="The parts as JSON instead of the text block."),
-    ) -> None:
-        """Print the <previous-context> block the next admin turn injects."""
-        ctx = cli_context()
-        try:
-            if json_out:
-                data = session_context_data(ctx)
-                emit_json({**data, "text": render_session_context(data)})
-            else:
-                text = session_context(ctx)
-                out.print(text or "(no previous context)", highlight=False, markup=False, soft_wrap=True)
-        finally:
-            ctx.db.close()
