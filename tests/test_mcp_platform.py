@@ -26,7 +26,7 @@ from maxy.mcp.server import (
     create_mcp_server,
     tools_for_role,
 )
-from maxy.plugins.api import ToolError
+from maxy.plugins.api import ToolError, tools_of
 from maxy.plugins.discovery import (
     ENTRY_POINT_GROUP,
     available_plugins,
@@ -163,6 +163,24 @@ def test_tool_in_code_but_not_in_manifest_is_an_error(plugin_dir: Path) -> None:
     with pytest.raises(ManifestError, match=f"{p}-write.*missing from the manifest") as err:
         load_plugin(mod)
     assert "PLUGIN.md" in str(err.value)
+
+
+def test_tools_of_every_submodule_belong_to_the_package(plugin_dir: Path) -> None:
+    """A plugin split into several tool modules: each module's tools count for the package,
+    and the manifest is checked against all of them."""
+    p = _unique()
+    manifest = f"---\nname: {p}\nmcp: {{server: {p}}}\ntools:\n  {p}-read: {{}}\n  {p}-write: {{}}\n---\n"
+    mod = _make_plugin(plugin_dir, p, manifest, "from . import reading, writing  # noqa: F401\n")
+    code = textwrap.dedent(CODE_TWO_TOOLS.format(p=p))
+    head, write_tool = code.split(f'@tool("{p}-write"', 1)
+    (plugin_dir / p / "reading.py").write_text(head)
+    (plugin_dir / p / "writing.py").write_text(
+        "from maxy.plugins import ToolContext, tool\n\n\n" + f'@tool("{p}-write"' + write_tool
+    )
+    plugin = load_plugin(mod)
+    assert sorted(t.name for t in plugin.tools) == [f"{p}-read", f"{p}-write"]
+    assert {s.fn.__module__ for s in tools_of(mod)} == {f"{mod}.reading", f"{mod}.writing"}
+    assert tools_of(f"{mod}.reading")[0].name == f"{p}-read"  # a submodule's own tools, too
 
 
 def test_tool_in_manifest_but_not_in_code_is_an_error(plugin_dir: Path) -> None:

@@ -27,7 +27,7 @@ from maxy.mcp.http import create_app
 from maxy.mcp.keys import create_api_key
 from maxy.mcp.server import pinned_context
 from maxy.plugins.discovery import discover_plugins
-from maxy_plugins.memory import tools as mem
+from maxy_plugins import memory as mem
 from maxy_plugins.session import tools as ses
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client

@@ -20,7 +20,7 @@ from maxy.graph.allowlist import INDEXED_LABELS
 from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.plugins.api import ToolContext, ToolError, tools_of
-from maxy_plugins.memory import tools as mem
+from maxy_plugins import memory as mem
 from maxy_plugins.session import tools as ses
 from maxy_plugins.work import tools as work
 

@@ -2,7 +2,8 @@
 
 A plugin is a Python package with a ``PLUGIN.md`` manifest beside its ``__init__.py``,
 registered in the ``maxy.plugins`` entry-point group (first-party plugins the same way as
-third-party ones). Its module calls :func:`tool` on plain functions:
+third-party ones). Its modules call :func:`tool` on plain functions (a tool declared in any
+submodule of the package belongs to the package):
 
     @tool("memory-search", description="...", read_only=True)
     def memory_search(ctx: ToolContext, query: str, limit: int = 10) -> str: ...
@@ -76,7 +77,7 @@ def tool(
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         spec = ToolSpec(name, fn, description.strip(), read_only, destructive, idempotent)
-        module = fn.__module__.rsplit(".", 1)[0] if fn.__module__.endswith(".tools") else fn.__module__
+        module = fn.__module__
         with _lock:
             bucket = _REGISTRY.setdefault(module, [])
             bucket[:] = [s for s in bucket if s.name != name] + [spec]
@@ -87,9 +88,16 @@ def tool(
 
 
 def tools_of(module_name: str) -> list[ToolSpec]:
-    """Tools declared by a plugin package (its own module or its ``.tools`` submodule)."""
+    """Tools declared by a plugin package: in the package itself or in any of its submodules
+    (``tools``, ``search_tools`` ...), in the order the modules registered them."""
+    prefix = module_name + "."
     with _lock:
-        return list(_REGISTRY.get(module_name, []))
+        return [
+            spec
+            for module, specs in _REGISTRY.items()
+            if module == module_name or module.startswith(prefix)
+            for spec in specs
+        ]
 
 
 @dataclass

@@ -2,8 +2,9 @@
 
 First-party plugins (``maxy_plugins.memory`` ...) are registered in the same entry-point
 group a third-party package uses, so both are loaded by one function, :func:`load_plugin`:
-import the package (and its ``.tools`` submodule when it has one), read ``PLUGIN.md`` beside
-it, and match the ``@tool`` functions against the manifest. A tool in the code but not in
+import the package (and its ``.tools`` submodule when it has one; the package imports any
+other tool modules itself), read ``PLUGIN.md`` beside it, and match the ``@tool`` functions
+of the package and all its submodules against the manifest. A tool in the code but not in
 the manifest, or the other way round, is an error at load.
 """
 

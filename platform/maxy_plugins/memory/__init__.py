@@ -1,3 +1,32 @@
-"""The memory plugin: knowledge search and writes, ingest, conversation search and reports."""
+"""The memory plugin: knowledge search and writes, ingest, conversation search and reports.
 
-from . import tools  # noqa: F401  (registers the tools)
+One module per tool family (importing them registers the tools; every submodule's tools
+belong to this package):
+
+- ``search_tools``: memory-search, conversation-search;
+- ``write_tools``: memory-write;
+- ``document_tools``: memory-ingest, memory-delete, memory-reindex;
+- ``report_tools``: memory-report-write, memory-report-read-latest, memory-report-list.
+
+Every read goes through the guard clauses with ``ctx.caller`` (pinned from the environment);
+every write goes through the write primitive (``ctx.writer``), which refuses the public role
+and keeps a pinned server's writes inside its view. Bad input raises
+``ToolError("<field>: <reason>")`` before anything is written.
+"""
+
+from .document_tools import memory_delete, memory_ingest, memory_reindex
+from .report_tools import memory_report_list, memory_report_read_latest, memory_report_write
+from .search_tools import conversation_search, memory_search
+from .write_tools import memory_write
+
+__all__ = [
+    "conversation_search",
+    "memory_delete",
+    "memory_ingest",
+    "memory_reindex",
+    "memory_report_list",
+    "memory_report_read_latest",
+    "memory_report_write",
+    "memory_search",
+    "memory_write",
+]

@@ -1,0 +1,251 @@
+"""The memory plugin's report tools: memory-report-write, memory-report-read-latest and
+memory-report-list (durable workflow output, found again by keyword).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from maxy.graph.confine import id_root, record_scope
+from maxy.graph.guards import node_guard
+from maxy.graph.write import Edge, NodeSpec
+from maxy.plugins import (
+    SYSTEM,
+    ToolContext,
+    ToolError,
+    active_conversation,
+    check_int,
+    check_string_list,
+    check_text,
+    load_node,
+    log_line,
+    require,
+    short,
+    tool,
+    tool_errors,
+)
+
+REPORT_BODY_LIMIT = 10_000
+REPORT_TITLE_LIMIT = 500
+MAX_KEYWORDS = 20
+MAX_KEYWORD_CHARS = 100
+
+
+def _parse_when(value: object) -> datetime:
+    if value is None:
+        return datetime.now(UTC)
+    require(isinstance(value, str) and bool(value.strip()), "occurredAt", "an ISO 8601 date-time, e.g. 2026-05-07T06:00:00Z")
+    text = value.strip()  # type: ignore[union-attr]
+    try:
+        when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise ToolError("occurredAt: an ISO 8601 date-time, e.g. 2026-05-07T06:00:00Z") from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def report_node_id(root: str, title: str, minute: str) -> str:
+    """Deterministic per (account, title, minute), and per view when pinned (``root`` is
+    ``confine.id_root``): the idempotency key is the node id itself, so even two concurrent
+    writes of the same report end up as one node, and a pinned writer never meets a hidden one."""
+    digest = hashlib.sha256("\x1f".join(["report", root, title, minute]).encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16]))
+
+
+def admin_user_node_id(account_id: str) -> str:
+    digest = hashlib.sha256("\x1f".join(["admin-user", account_id]).encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16]))
+
+
+def account_admin_user(ctx: ToolContext) -> str | None:
+    """The AdminUser nodeId the caller can see; an unpinned admin creates the account's (as the
+    system agent) when there is none. A pinned view never creates one: None."""
+    guard = node_guard(ctx.caller, "u")
+    rows = ctx.db.read(
+        f"MATCH (u:AdminUser) WHERE {guard.clause} RETURN u.nodeId AS id ORDER BY u.createdAt LIMIT 1",
+        **guard.params,
+    )
+    if rows:
+        return rows[0]["id"]
+    if ctx.caller.pinned:
+        return None
+    result = ctx.writer(SYSTEM).write(
+        NodeSpec(["AdminUser"], {"name": "Account admin"}, node_id=admin_user_node_id(ctx.caller.account_id), scope="admin")
+    )
+    return result.node_id
+
+
+_REPORT_META = """
+    r.nodeId AS reportId, r.title AS title, r.keywords AS keywords, r.sourceWorkflow AS sourceWorkflow,
+    r.occurredAt AS occurredAt, r.createdAt AS createdAt, coalesce(r.bodyChars, size(r.body)) AS bodyChars
+"""
+
+
+@tool(
+    "memory-report-write",
+    description="""
+Save durable workflow output (a daily briefing, an analysis) as a Report: title, body (at most
+10,000 characters), keywords (tags used to find it again, e.g. ["daily-briefing", "2026-05-07"]),
+sourceWorkflow, occurredAt (ISO date-time, default now). Writing the same title again within the
+same minute returns the existing report. Returns {"reportId", "idempotent"}.
+""",
+    idempotent=True,
+)
+@tool_errors
+def memory_report_write(
+    ctx: ToolContext,
+    title: str,
+    body: str,
+    keywords: list[str] | None = None,
+    sourceWorkflow: str | None = None,
+    occurredAt: str | None = None,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    title_ = check_text(title, "title", limit=REPORT_TITLE_LIMIT)
+    require(isinstance(body, str) and bool(body.strip()), "body", "a non-empty string is required")
+    require(
+        len(body) <= REPORT_BODY_LIMIT,
+        "body",
+        f"at most {REPORT_BODY_LIMIT:,} characters (got {len(body):,}); shorten it or split the report",
+    )
+    kws = check_string_list(keywords or [], "keywords", max_items=MAX_KEYWORDS, max_chars=MAX_KEYWORD_CHARS)
+    workflow = check_text(sourceWorkflow, "sourceWorkflow", limit=200, required=False)
+    when = _parse_when(occurredAt)
+    w = ctx.writer()
+    assert title_ is not None
+    minute = when.strftime("%Y-%m-%dT%H:%M")
+    rid = report_node_id(id_root(ctx.caller), title_, minute)
+
+    existing = load_node(ctx, rid, "Report")
+    if existing is not None:
+        props = existing["properties"]
+        log_line(
+            "reports",
+            op="write",
+            reportId=short(rid),
+            keywords=props.get("keywords") or [],
+            ms=round((time.perf_counter() - started) * 1000),
+            idempotent=1,
+        )
+        return {"reportId": rid, "title": props.get("title"), "occurredAt": props.get("occurredAt"), "idempotent": True}
+
+    conv = active_conversation(ctx)
+    source = conv["nodeId"] if conv is not None else account_admin_user(ctx)
+    props: dict[str, Any] = {
+        "title": title_,
+        "body": body,
+        "keywords": kws,
+        "keywordsText": " ".join(kws) if kws else None,
+        "sourceWorkflow": workflow,
+        "occurredAt": when.isoformat(),
+        "occurredMinute": minute,
+        "bodyChars": len(body),
+    }
+    w.write(
+        NodeSpec(
+            ["Report"],
+            {k: v for k, v in props.items() if v is not None},
+            edges=[Edge("PRODUCED", source, "in")] if source else [],
+            node_id=rid,
+            scope=record_scope(ctx.caller),
+        )
+    )
+    log_line("reports", op="write", reportId=short(rid), keywords=kws, ms=round((time.perf_counter() - started) * 1000))
+    return {"reportId": rid, "title": title_, "occurredAt": props["occurredAt"], "idempotent": False}
+
+
+@tool(
+    "memory-report-read-latest",
+    description="""
+Read the newest Report(s) tagged with a keyword (default limit 1): the route for "latest <X>",
+"last night's <X>", "show me <X> report". Returns title, body, keywords, sourceWorkflow, occurredAt.
+""",
+    read_only=True,
+    idempotent=True,
+)
+@tool_errors
+def memory_report_read_latest(ctx: ToolContext, keyword: str, limit: int = 1) -> dict[str, Any]:
+    started = time.perf_counter()
+    kw = check_text(keyword, "keyword", limit=MAX_KEYWORD_CHARS)
+    n = check_int(limit, "limit", 1, 20)
+    guard = node_guard(ctx.caller, "r")
+    rows = ctx.db.read(
+        f"""
+        MATCH (r:Report) WHERE {guard.clause}
+          AND any(k IN coalesce(r.keywords, []) WHERE toLower(toString(k)) = toLower($kw))
+        RETURN {_REPORT_META}, r.body AS body
+        ORDER BY datetime(coalesce(r.occurredAt, r.createdAt)) DESC, r.createdAt DESC
+        LIMIT $n
+        """,
+        kw=kw,
+        n=n,
+        **guard.params,
+    )
+    log_line(
+        "reports",
+        op="read-latest",
+        reportId=short(rows[0]["reportId"]) if rows else "none",
+        keywords=[kw],
+        ms=round((time.perf_counter() - started) * 1000),
+        hits=len(rows),
+    )
+    return {"keyword": kw, "reports": rows}
+
+
+@tool(
+    "memory-report-list",
+    description="""
+List Reports newest first, metadata only (no bodies): optional keyword and sourceWorkflow filters,
+limit (1-100, default 20) and offset for paging. Returns {"total", "reports": [...]}.
+""",
+    read_only=True,
+    idempotent=True,
+)
+@tool_errors
+def memory_report_list(
+    ctx: ToolContext,
+    keyword: str | None = None,
+    sourceWorkflow: str | None = None,
+    limit: int = 20,
+    offset: int = 0,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    kw = check_text(keyword, "keyword", limit=MAX_KEYWORD_CHARS, required=False)
+    wf = check_text(sourceWorkflow, "sourceWorkflow", limit=200, required=False)
+    n = check_int(limit, "limit", 1, 100)
+    skip = check_int(offset, "offset", 0, 1_000_000)
+    guard = node_guard(ctx.caller, "r")
+    rows = ctx.db.read(
+        f"""
+        MATCH (r:Report) WHERE {guard.clause}
+          AND ($kw IS NULL OR any(k IN coalesce(r.keywords, []) WHERE toLower(toString(k)) = toLower($kw)))
+          AND ($wf IS NULL OR r.sourceWorkflow = $wf)
+        WITH r ORDER BY datetime(coalesce(r.occurredAt, r.createdAt)) DESC, r.createdAt DESC
+        WITH collect(r) AS all_reports
+        RETURN size(all_reports) AS total,
+               [r IN all_reports[$skip..($skip + $n)] | r {{
+                   reportId: r.nodeId, .title, .keywords, .sourceWorkflow, .occurredAt, .createdAt,
+                   bodyChars: coalesce(r.bodyChars, size(r.body))
+               }}] AS reports
+        """,
+        kw=kw,
+        wf=wf,
+        skip=skip,
+        n=n,
+        **guard.params,
+    )
+    total = int(rows[0]["total"]) if rows else 0
+    reports = rows[0]["reports"] if rows else []
+    log_line(
+        "reports",
+        op="list",
+        reportId=short(reports[0]["reportId"]) if reports else "none",
+        keywords=[kw] if kw else [],
+        ms=round((time.perf_counter() - started) * 1000),
+        hits=len(reports),
+        total=total,
+    )
+    return {"total": total, "offset": skip, "limit": n, "reports": reports}
