@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _scifact import add_dir_argument, require_dir
 from maxy.accounts import create_account, list_accounts, validate_account
 from maxy.config import load_settings
@@ -35,7 +34,6 @@ from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.schema import apply_schema
 from maxy.search import NON_LLM, SearchRequest, hybrid
-
 from maxy.search.lucene import build_query
 
 
@@ -66,7 +64,9 @@ def vocabulary(directory: Path) -> list[str]:
 def build(db, settings, size: int, dims: int, rebuild: bool, model: str, directory: Path) -> str:
     name = f"bench:latency:{size}"
     found = [a for a in list_accounts(settings.data_root) if a.name == name]
-    account = validate_account(settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id)
+    account = validate_account(
+        settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id
+    )
     have = db.read("MATCH (c:Chunk {accountId: $a}) RETURN count(c) AS c", a=account.account_id)[0]["c"]
     if have == size and not rebuild:
         return account.account_id
@@ -84,9 +84,16 @@ def build(db, settings, size: int, dims: int, rebuild: bool, model: str, directo
         texts = [" ".join(rng.choices(words, k=rng.randint(60, 180))) + f" #{start + i}" for i in range(n)]
         vecs = centres[nrng.integers(0, len(centres), n)] + 0.6 * nrng.standard_normal((n, dims)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        writer = GraphWriter(db, account, Precomputed(dict(zip(texts, vecs.tolist())), dims, model), created_by="bench", batch_size=1000)
+        writer = GraphWriter(
+            db,
+            account,
+            Precomputed(dict(zip(texts, vecs.tolist(), strict=True)), dims, model),
+            created_by="bench",
+            batch_size=1000,
+        )
         writer.write_many(
-            NodeSpec(["Chunk"], {"content": t, "attachmentId": f"bench:{(start + i) // 20}"}) for i, t in enumerate(texts)
+            NodeSpec(["Chunk"], {"content": t, "attachmentId": f"bench:{(start + i) // 20}"})
+            for i, t in enumerate(texts)
         )
         print(f"  built {start + n}/{size} chunks ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return account.account_id
@@ -99,12 +106,15 @@ def bare_calls(db, embedder, caller: Caller, query: str, k: int) -> float:
     db.read(
         "CYPHER 25 MATCH (n:Chunk) SEARCH n IN (VECTOR INDEX chunk_embedding FOR $v WHERE n.accountId = $g_accountId "
         "LIMIT $k) SCORE AS score RETURN n.nodeId AS id, score",
-        v=vec, k=k, g_accountId=caller.account_id,
+        v=vec,
+        k=k,
+        g_accountId=caller.account_id,
     )
     db.read(
         "CALL db.index.fulltext.queryNodes('entity_search', $q, {limit: $k}) YIELD node AS n, score "
         "RETURN n.nodeId AS id, score",
-        q=build_query(query, account_id=caller.account_id) or "x", k=k,
+        q=build_query(query, account_id=caller.account_id) or "x",
+        k=k,
     )
     return (time.perf_counter() - t0) * 1000
 
@@ -121,7 +131,7 @@ def main() -> None:
 
     settings = load_settings()
     embedder = get_embedder(settings)
-    queries = [json.loads(l)["text"] for l in (scifact / "queries.jsonl").open()][: args.queries]
+    queries = [json.loads(line)["text"] for line in (scifact / "queries.jsonl").open()][: args.queries]
     report = []
     with Database(settings) as db:
         apply_schema(db, embedder.dimensions, embedder=embedder)
@@ -138,7 +148,9 @@ def main() -> None:
                 response = hybrid(db, caller, request(q), embedder)
                 pipeline.append((time.perf_counter() - t0) * 1000)
                 t0 = time.perf_counter()
-                hybrid(db, caller, SearchRequest(q, limit=10, expand_hops=1, retrieval_class="general"), embedder, NON_LLM)
+                hybrid(
+                    db, caller, SearchRequest(q, limit=10, expand_hops=1, retrieval_class="general"), embedder, NON_LLM
+                )
                 staged.append((time.perf_counter() - t0) * 1000)
                 for key, value in response.stats.items():
                     if key.endswith("_ms"):

@@ -9,16 +9,14 @@ import subprocess
 import sys
 
 import pytest
-
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.schema import apply_schema
-from maxy.search import BASELINE, SearchRequest, hybrid
+from maxy.search import BASELINE, SearchRequest, clear_index_cache, hybrid
 from maxy.search.format import OUTPUT_BUDGET, project, render
 from maxy.search.hits import Hit, Related
 from maxy.search.reindex import count_missing, reindex
-from maxy.search import clear_index_cache
 
 from .test_graph_write import BrokenEmbedder
 
@@ -36,17 +34,73 @@ def shop(db, account, embedder, make_account):
             agents=["alpha"],
         )
     )
-    w.write(NodeSpec(["PriceSpecification"], {"name": "Call-out fee", "price": 85}, scope="public", edges=[Edge("HAS_PRICE", boiler.node_id, "in")]))
-    w.write(NodeSpec(["Review"], {"name": "Secret review", "reviewBody": "internal complaint"}, scope="admin", edges=[Edge("HAS_REVIEW", boiler.node_id, "in")]))
-    w.write(NodeSpec(["Review"], {"name": "Beta-only review", "reviewBody": "for beta"}, scope="public", agents=["beta"], edges=[Edge("HAS_REVIEW", boiler.node_id, "in")]))
-    garden = w.write(NodeSpec(["Service"], {"name": "Garden design", "description": "Landscaping and planting plans."}, scope="public", agents=["alpha"]))
+    w.write(
+        NodeSpec(
+            ["PriceSpecification"],
+            {"name": "Call-out fee", "price": 85},
+            scope="public",
+            edges=[Edge("HAS_PRICE", boiler.node_id, "in")],
+        )
+    )
+    w.write(
+        NodeSpec(
+            ["Review"],
+            {"name": "Secret review", "reviewBody": "internal complaint"},
+            scope="admin",
+            edges=[Edge("HAS_REVIEW", boiler.node_id, "in")],
+        )
+    )
+    w.write(
+        NodeSpec(
+            ["Review"],
+            {"name": "Beta-only review", "reviewBody": "for beta"},
+            scope="public",
+            agents=["beta"],
+            edges=[Edge("HAS_REVIEW", boiler.node_id, "in")],
+        )
+    )
+    garden = w.write(
+        NodeSpec(
+            ["Service"],
+            {"name": "Garden design", "description": "Landscaping and planting plans."},
+            scope="public",
+            agents=["alpha"],
+        )
+    )
     w.write(NodeSpec(["Note"], {"name": "Heating margin", "body": "boiler jobs earn 40% margin"}, scope="admin"))
-    beta = w.write(NodeSpec(["Service"], {"name": "Boiler servicing for beta", "description": "annual boiler check"}, scope="public", agents=["beta"]))
-    gone = w.write(NodeSpec(["Service"], {"name": "Boiler removal", "description": "old boiler disposal"}, scope="public", agents=["alpha"]))
+    beta = w.write(
+        NodeSpec(
+            ["Service"],
+            {"name": "Boiler servicing for beta", "description": "annual boiler check"},
+            scope="public",
+            agents=["beta"],
+        )
+    )
+    gone = w.write(
+        NodeSpec(
+            ["Service"],
+            {"name": "Boiler removal", "description": "old boiler disposal"},
+            scope="public",
+            agents=["alpha"],
+        )
+    )
     db.write("MATCH (n:Node {nodeId: $id}) SET n.deletedAt = '2026-01-01T00:00:00Z'", id=gone.node_id)
     other = GraphWriter(db, make_account("rival"), embedder)
-    rival = other.write(NodeSpec(["Service"], {"name": "Boiler repair", "description": "Rival boiler repair, gas boilers"}, scope="public", agents=["alpha"]))
-    return {"boiler": boiler.node_id, "garden": garden.node_id, "beta": beta.node_id, "gone": gone.node_id, "rival": rival.node_id}
+    rival = other.write(
+        NodeSpec(
+            ["Service"],
+            {"name": "Boiler repair", "description": "Rival boiler repair, gas boilers"},
+            scope="public",
+            agents=["alpha"],
+        )
+    )
+    return {
+        "boiler": boiler.node_id,
+        "garden": garden.node_id,
+        "beta": beta.node_id,
+        "gone": gone.node_id,
+        "rival": rival.node_id,
+    }
 
 
 def names(response):
@@ -71,7 +125,9 @@ def test_exact_identifier_found_through_bm25(db, account, embedder, shop):
 def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
     caller = Caller(account.account_id)
     # The spec's formula: 0.7 x cosine + 0.3 x min-max BM25.
-    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm="cosine"))
+    r = hybrid(
+        db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm="cosine")
+    )
     assert r.stats["fused"] <= 50  # every fused hit is here, so the min-max sets are complete
     for h in r.hits:
         assert h.score == pytest.approx(0.7 * h.vector_score + 0.3 * h.bm25_score)
@@ -84,7 +140,9 @@ def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
     assert [h.score for h in r.hits] == sorted((h.score for h in r.hits), reverse=True)
     # min-max on the vector list too: the best cosine counts 1, the lowest the vector path
     # returned 0, a node only BM25 found gets no vector term.
-    r = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm="minmax"))
+    r = hybrid(
+        db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm="minmax")
+    )
     found = [h for h in r.hits if any(k.startswith("vector:") for k in h.ranks)]
     vlo, vhi = min(h.vector_score for h in found), max(h.vector_score for h in found)
     for h in r.hits:
@@ -92,13 +150,21 @@ def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
         assert h.score == pytest.approx(0.7 * v + 0.3 * h.bm25_score)
     # Without vector_norm the embedder's own choice applies.
     default = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder)
-    own = hybrid(db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm=embedder.fusion_vector_norm))
+    own = hybrid(
+        db,
+        caller,
+        SearchRequest("boiler", expand_hops=0, limit=50),
+        embedder,
+        BASELINE.with_(vector_norm=embedder.fusion_vector_norm),
+    )
     assert [(h.node_id, h.score) for h in default.hits] == [(h.node_id, h.score) for h in own.hits]
 
 
 @pytest.mark.parametrize("fusion", ["weighted", "rrf", "vector", "bm25"])
 @pytest.mark.parametrize("query", ["boiler repair", "heating", "internal complaint", "landscaping"])
-def test_public_agent_never_sees_other_account_deleted_admin_or_other_agent_nodes(db, account, embedder, shop, fusion, query):
+def test_public_agent_never_sees_other_account_deleted_admin_or_other_agent_nodes(
+    db, account, embedder, shop, fusion, query
+):
     caller = Caller(account.account_id, ("public",), "alpha")
     r = hybrid(db, caller, SearchRequest(query, limit=50), embedder, BASELINE.with_(fusion=fusion))
     for h in r.hits:
@@ -173,7 +239,14 @@ def test_fields_projection_rules(caplog):
     caplog.set_level(logging.INFO, logger="maxy")
 
     def make():
-        return [Hit("a", ["Person"], properties={"name": "Ada", "slug": "ada", "phone": "1"}, related=[Related("KNOWS", "outgoing", ["Person"], {"name": "B", "x": 1})])]
+        return [
+            Hit(
+                "a",
+                ["Person"],
+                properties={"name": "Ada", "slug": "ada", "phone": "1"},
+                related=[Related("KNOWS", "outgoing", ["Person"], {"name": "B", "x": 1})],
+            )
+        ]
 
     hits = make()
     project(hits, None)
@@ -190,14 +263,26 @@ def test_fields_projection_rules(caplog):
 
 def test_render_format_and_budget():
     hit = Hit("n1", ["Service", "LocalBusiness"], score=0.8766, properties={"name": "Boiler"})
-    hit.related = [Related("HAS_PRICE", "outgoing", ["PriceSpecification"], {"price": 85}), Related("OFFERS", "incoming", ["LocalBusiness"], {"name": "Acme"})]
+    hit.related = [
+        Related("HAS_PRICE", "outgoing", ["PriceSpecification"], {"price": 85}),
+        Related("OFFERS", "incoming", ["LocalBusiness"], {"name": "Acme"}),
+    ]
     text = render([hit, Hit("n2", ["Note"], score=0.5, properties={"name": "x"})])
     assert text.splitlines()[0] == "[Service, LocalBusiness] (id: n1) (score: 0.877)"
     assert "  name: Boiler" in text and "  Related:" in text
     assert "    --[HAS_PRICE]--> [PriceSpecification] {price: 85}" in text
     assert "    <--[OFFERS]-- [LocalBusiness] {name: Acme}" in text
     assert "\n---\n" in text
-    big = [Hit(f"n{i}", ["Chunk"], score=1 - i / 100, properties={"content": "x" * 2000}, related=[Related("NEXT", "outgoing", ["Chunk"], {"content": "y" * 300})] * 20) for i in range(30)]
+    big = [
+        Hit(
+            f"n{i}",
+            ["Chunk"],
+            score=1 - i / 100,
+            properties={"content": "x" * 2000},
+            related=[Related("NEXT", "outgoing", ["Chunk"], {"content": "y" * 300})] * 20,
+        )
+        for i in range(30)
+    ]
     out = render(big)
     assert len(out) <= OUTPUT_BUDGET
     assert "(id: n29)" in out  # related nodes are dropped before any result
@@ -216,22 +301,31 @@ def test_reindex_backfills_embeddings_and_is_resumable(db, account, embedder):
     done = reindex(db, account, embedder, batch_size=2)
     assert done["embedded"] == 5 and done["remaining"] == 0
     assert reindex(db, account, embedder)["embedded"] == 0
-    r = hybrid(db, Caller(account.account_id), SearchRequest("product launch"), embedder, BASELINE.with_(fusion="vector"))
+    r = hybrid(
+        db, Caller(account.account_id), SearchRequest("product launch"), embedder, BASELINE.with_(fusion="vector")
+    )
     assert len(r.hits) == 5
 
 
 def test_cli_search_json(db, account, embedder, shop, data_root):
-    env = dict(os.environ, ACCOUNT_ID=account.account_id, DATA_ROOT=str(data_root), ALLOWED_SCOPES="public", AGENT_SLUG="alpha")
+    env = dict(
+        os.environ, ACCOUNT_ID=account.account_id, DATA_ROOT=str(data_root), ALLOWED_SCOPES="public", AGENT_SLUG="alpha"
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "maxy.cli", "search", "boiler", "--json", "--fields", "name", "--explain"],
-        capture_output=True, text=True, env=env,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["results"][0]["properties"] == {"name": "Boiler repair"}
     assert "explain" in data["results"][0]
     widen = subprocess.run(
-        [sys.executable, "-m", "maxy.cli", "search", "boiler", "--scope", "admin"], capture_output=True, text=True, env=env
+        [sys.executable, "-m", "maxy.cli", "search", "boiler", "--scope", "admin"],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert widen.returncode == 1 and "cannot widen" in widen.stderr and "Traceback" not in widen.stderr
 
@@ -244,9 +338,13 @@ def test_vector_path_falls_back_when_the_filtered_search_fails_in_the_server(db,
     caplog.set_level(logging.INFO, logger="maxy")
     faulty = FilteredSearchFails(db)
     caller = Caller(account.account_id, ("public",), "alpha")
-    normal = hybrid(db, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector"))
+    normal = hybrid(
+        db, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector")
+    )
     try:
-        r = hybrid(faulty, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector"))
+        r = hybrid(
+            faulty, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector")
+        )
         assert r.hits and r.hits[0].node_id == shop["boiler"]
         assert all(h.node_id not in (shop["rival"], shop["gone"], shop["beta"]) for h in r.hits)
         assert "reason=vector-filter-failed" in caplog.text and "fallback=exact-scan" in caplog.text
@@ -255,7 +353,9 @@ def test_vector_path_falls_back_when_the_filtered_search_fails_in_the_server(db,
         assert [round(h.vector_score, 4) for h in r.hits] == [round(h.vector_score, 4) for h in normal.hits]
         # Marked: the next query skips the failing SEARCH and scans at once.
         caplog.clear()
-        again = hybrid(faulty, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector"))
+        again = hybrid(
+            faulty, caller, SearchRequest("my central heating is broken"), embedder, BASELINE.with_(fusion="vector")
+        )
         assert [h.node_id for h in again.hits] == [h.node_id for h in r.hits]
         assert "vector-filter-failed" not in caplog.text
     finally:
@@ -270,11 +370,14 @@ def test_vector_search_survives_the_real_neo4j_filtered_search_bug(db, make_acco
     caplog.set_level(logging.INFO, logger="maxy")
     small, busy = make_account("vecbug-small"), make_account("vecbug-busy")
     mine = GraphWriter(db, small, embedder).write_many(
-        [NodeSpec(["Review"], {"name": n, "description": d}) for n, d in (
-            ("Boiler review", "the boiler repair was quick and the engineer friendly"),
-            ("Garden review", "lovely roses, slow delivery"),
-            ("Laptop review", "battery lasts all day"),
-        )]  # fmt: skip
+        [
+            NodeSpec(["Review"], {"name": n, "description": d})
+            for n, d in (
+                ("Boiler review", "the boiler repair was quick and the engineer friendly"),
+                ("Garden review", "lovely roses, slow delivery"),
+                ("Laptop review", "battery lasts all day"),
+            )
+        ]  # fmt: skip
     )
     theirs = GraphWriter(db, busy, embedder).write_many(  # one transaction: the index's newest segment
         [NodeSpec(["Review"], {"name": f"Review {i}", "description": "parcel arrived damaged"}) for i in range(10)]
@@ -291,10 +394,18 @@ def test_vector_search_survives_the_real_neo4j_filtered_search_bug(db, make_acco
     except neo4j.exceptions.DatabaseError:
         server_fails = True
     try:
-        r = hybrid(db, Caller(small.account_id), SearchRequest("my boiler was repaired quickly", labels=("Review",)), embedder, BASELINE.with_(fusion="vector"))
+        r = hybrid(
+            db,
+            Caller(small.account_id),
+            SearchRequest("my boiler was repaired quickly", labels=("Review",)),
+            embedder,
+            BASELINE.with_(fusion="vector"),
+        )
         assert [h.node_id for h in r.hits][:1] == [mine[0].node_id]
         assert {h.node_id for h in r.hits} == {m.node_id for m in mine}  # exactly the account's three
         assert ("fallback=exact-scan" in caplog.text) == server_fails
     finally:
         clear_index_cache()
-        db.write("MATCH (n:Review) WHERE n.accountId IN $accs DETACH DELETE n", accs=[small.account_id, busy.account_id])
+        db.write(
+            "MATCH (n:Review) WHERE n.accountId IN $accs DETACH DELETE n", accs=[small.account_id, busy.account_id]
+        )

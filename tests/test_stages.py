@@ -8,7 +8,6 @@ import json
 import logging
 
 import pytest
-
 from maxy.config import load_settings
 from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
@@ -59,8 +58,15 @@ def test_expansion_without_key_is_the_original_query(monkeypatch):
 def test_classifier_admin_and_public_variants(llm, caplog):
     caplog.set_level(logging.INFO, logger="maxy")
     llm.reply = json.dumps(
-        {"search": True, "query": "Acme boiler invoice", "reason": "asks about an invoice", "retrievalClass": "entity",
-         "topicChange": True, "topicChangeConfidence": 0.8, "existingTopic": "billing"}
+        {
+            "search": True,
+            "query": "Acme boiler invoice",
+            "reason": "asks about an invoice",
+            "retrievalClass": "entity",
+            "topicChange": True,
+            "topicChangeConfidence": 0.8,
+            "existingTopic": "billing",
+        }
     )
     history = [{"role": "user", "content": f"m{i}"} for i in range(7)]
     admin = classify(load_settings(), "what about their invoice?", history, variant="admin")
@@ -95,10 +101,24 @@ def graph(db, account, embedder):
     w = GraphWriter(db, account, embedder)
     task = w.write(NodeSpec(["Task"], {"name": "import", "kind": "import"}))
     produced = [Edge("PRODUCED", task.node_id, "in")]
-    acme = w.write(NodeSpec(["Company"], {"name": "Acme Boilers", "slug": "acme", "description": "boiler maker", "compiledTruth": "Acme makes boilers."}))
+    acme = w.write(
+        NodeSpec(
+            ["Company"],
+            {
+                "name": "Acme Boilers",
+                "slug": "acme",
+                "description": "boiler maker",
+                "compiledTruth": "Acme makes boilers.",
+            },
+        )
+    )
     w.write(NodeSpec(["Company"], {"name": "ACME boilers", "slug": "acme-2", "description": "boiler maker duplicate"}))
     w.write(NodeSpec(["Event"], {"name": "Boiler expo 2026", "description": "annual boiler trade fair in May"}))
-    w.write(NodeSpec(["Person"], {"name": "Ada Boiler", "description": "boiler engineer", "backlinkCount": 100}, edges=produced))
+    w.write(
+        NodeSpec(
+            ["Person"], {"name": "Ada Boiler", "description": "boiler engineer", "backlinkCount": 100}, edges=produced
+        )
+    )
     return acme.node_id
 
 
@@ -156,13 +176,20 @@ def test_hyde_adds_hypothetical_vectors_and_caches(db, account, embedder, graph,
     caplog.set_level(logging.INFO, logger="maxy")
     hyde.clear_cache()
     llm.reply = json.dumps(
-        {"lenses": [{"label": "trade fair listing", "corpus": "documents"}, {"label": "visitor chat", "corpus": "messages"}],
-         "document": "The annual boiler expo is a trade fair held every May for heating engineers."}
+        {
+            "lenses": [
+                {"label": "trade fair listing", "corpus": "documents"},
+                {"label": "visitor chat", "corpus": "messages"},
+            ],
+            "document": "The annual boiler expo is a trade fair held every May for heating engineers.",
+        }
     )
     settings = load_settings()
     caller = Caller(account.account_id)
     base = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder)
-    with_hyde = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, BASELINE.with_(hyde=True, llm=settings))
+    with_hyde = hybrid(
+        db, caller, SearchRequest("where can I see new boilers?"), embedder, BASELINE.with_(hyde=True, llm=settings)
+    )
     assert len(llm.requests) == 3  # one lens call, one document per lens
     assert "[hyde] accountId=" in caplog.text and "generated=2" in caplog.text
     assert with_hyde.stats["vector"] > base.stats["vector"]
@@ -171,7 +198,9 @@ def test_hyde_adds_hypothetical_vectors_and_caches(db, account, embedder, graph,
     assert len(llm.requests) == 3, "lenses and documents come from the one-hour cache"
     hyde.clear_cache()
     llm.mode = "500"
-    failed = hybrid(db, caller, SearchRequest("where can I see new boilers?"), embedder, BASELINE.with_(hyde=True, llm=settings))
+    failed = hybrid(
+        db, caller, SearchRequest("where can I see new boilers?"), embedder, BASELINE.with_(hyde=True, llm=settings)
+    )
     assert [h.node_id for h in failed.hits] == [h.node_id for h in base.hits]
     assert "[hyde] fallback" in caplog.text
 
@@ -186,7 +215,9 @@ def test_search_request_vector_norm_is_validated_and_defaults_to_the_embedder(db
     norm = getattr(embedder, "fusion_vector_norm", "cosine")
     same = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0), embedder, BASELINE.with_(vector_norm=norm))
     other = "cosine" if norm == "minmax" else "minmax"
-    flipped = hybrid(db, caller, SearchRequest("boiler repair", expand_hops=0), embedder, BASELINE.with_(vector_norm=other))
+    flipped = hybrid(
+        db, caller, SearchRequest("boiler repair", expand_hops=0), embedder, BASELINE.with_(vector_norm=other)
+    )
     assert [(h.node_id, round(h.score, 6)) for h in own.hits] == [(h.node_id, round(h.score, 6)) for h in same.hits]
     assert [round(h.score, 6) for h in own.hits] != [round(h.score, 6) for h in flipped.hits]
 
@@ -249,7 +280,9 @@ def test_subscriptions_are_fused_once_so_boosts_and_limits_hold(db, account, emb
     assert got[boosted_id] == pytest.approx(fused[boosted_id] * 1.15)  # the boost survives the subscription
     assert got[plain_id] == pytest.approx(fused[plain_id])
     assert [h.score for h in with_boost.hits] == sorted((h.score for h in with_boost.hits), reverse=True)
-    assert with_boost.stats["keyword"] == 2 and all("keyword" in h.ranks for h in with_boost.hits if h.node_id in (boosted_id, plain_id))
+    assert with_boost.stats["keyword"] == 2 and all(
+        "keyword" in h.ranks for h in with_boost.hits if h.node_id in (boosted_id, plain_id)
+    )
     one = hybrid(db, caller, SearchRequest("boiler servicing contracts", limit=1, expand_hops=0), embedder,
                  BASELINE.with_(keywords=("pricing",), boosts=True))  # fmt: skip
     assert len(one.hits) == 1 and one.hits[0].node_id == with_boost.hits[0].node_id  # the limit holds once
@@ -286,7 +319,13 @@ def test_routing_without_a_class_asks_the_classifier(db, account, embedder, grap
     routed = hybrid(db, caller, SearchRequest("boiler"), embedder, BASELINE.with_(route=True, llm=load_settings()))
     assert routed.mode == "bm25" and {tuple(h.labels) for h in routed.hits} == {("Event",)}
     assert "[admin-query-classifier]" in caplog.text and "retrievalClass=event" in caplog.text
-    given = hybrid(db, caller, SearchRequest("boiler", retrieval_class="entity"), embedder, BASELINE.with_(route=True, llm=load_settings()))
+    given = hybrid(
+        db,
+        caller,
+        SearchRequest("boiler", retrieval_class="entity"),
+        embedder,
+        BASELINE.with_(route=True, llm=load_settings()),
+    )
     assert {h.labels[0] for h in given.hits} <= {"Person", "Company", "Concept", "Organization"}
 
 

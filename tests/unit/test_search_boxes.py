@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from maxy.config import Settings
 from maxy.errors import ValidationError
 from maxy.search import BASELINE, MESSAGE_SEARCH, NON_LLM, SearchConfig, SearchRequest
@@ -21,7 +20,8 @@ from maxy.search.threshold import cut
 
 # ---- BOOST / DEDUP ------------------------------------------------------------------
 @pytest.mark.parametrize(
-    ("count", "bump"), [(0, 0.0), (None, 0.0), ("x", 0.0), (1, 0.05), (10, 0.10), (100, 0.15), (1000, 0.20), (10**6, 0.25)]
+    ("count", "bump"),
+    [(0, 0.0), (None, 0.0), ("x", 0.0), (1, 0.05), (10, 0.10), (100, 0.15), (1000, 0.20), (10**6, 0.25)],
 )
 def test_backlink_bump_table(count, bump):
     assert backlink_bump(count) == pytest.approx(bump)
@@ -110,9 +110,15 @@ def test_the_mode_is_decided_once_from_the_plan_and_the_paths_that_answered(fusi
 
 
 def _lists():
-    vector = [Hit("v1", [], vector_score=0.9, ranks={"vector:0": 1}), Hit("v2", [], vector_score=0.6, ranks={"vector:0": 2})]
+    vector = [
+        Hit("v1", [], vector_score=0.9, ranks={"vector:0": 1}),
+        Hit("v2", [], vector_score=0.6, ranks={"vector:0": 2}),
+    ]
     bm25 = [Hit("v1", [], bm25_raw=4.0, ranks={"bm25:0": 1}), Hit("b1", [], bm25_raw=2.0, ranks={"bm25:0": 2})]
-    keyword = [Hit("k1", [], keyword_score=1.0, ranks={"keyword": 1}), Hit("v2", [], keyword_score=0.5, ranks={"keyword": 2})]
+    keyword = [
+        Hit("k1", [], keyword_score=1.0, ranks={"keyword": 1}),
+        Hit("v2", [], keyword_score=0.5, ranks={"keyword": 2}),
+    ]
     return [vector, bm25, keyword]
 
 
@@ -143,7 +149,10 @@ def test_boosts_apply_to_subscribed_hits_after_fusion_so_one_scale_ranks_them():
     vector = [Hit("boosted", [], vector_score=0.85, ranks={"vector:0": 1}),
               Hit("plain", [], vector_score=0.80, ranks={"vector:0": 2})]  # fmt: skip
     bm25 = [Hit("boosted", [], bm25_raw=2.0, ranks={"bm25:0": 1}), Hit("plain", [], bm25_raw=2.0, ranks={"bm25:0": 2})]
-    keyword = [Hit("boosted", [], keyword_score=1.0, ranks={"keyword": 1}), Hit("plain", [], keyword_score=1.0, ranks={"keyword": 2})]
+    keyword = [
+        Hit("boosted", [], keyword_score=1.0, ranks={"keyword": 1}),
+        Hit("plain", [], keyword_score=1.0, ranks={"keyword": 2}),
+    ]
     hits = fuse([vector, bm25, keyword], "hybrid", vector_weight=0.5, vector_norm="cosine")
     apply_boosts(hits, {"boosted": {"compiledTruth": "the canonical summary"}})
     by = {h.node_id: h.score for h in hits}

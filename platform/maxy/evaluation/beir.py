@@ -60,13 +60,17 @@ def load_beir(directory: Path, split: str) -> BeirData:
     qrels_path = directory / "qrels" / f"{split}.tsv"
     for path in (corpus_path, queries_path, qrels_path):
         if not path.is_file():
-            raise ValidationError("DIR", f"{path} is missing (a BEIR folder has corpus.jsonl, queries.jsonl, qrels/<split>.tsv)")
+            raise ValidationError(
+                "DIR", f"{path} is missing (a BEIR folder has corpus.jsonl, queries.jsonl, qrels/<split>.tsv)"
+            )
     digest = hashlib.sha256()
     corpus = []
     for doc in _jsonl(corpus_path):
         if "_id" not in doc:
             raise ValidationError(str(corpus_path), "every document needs an _id")
-        corpus.append({"_id": str(doc["_id"]), "title": str(doc.get("title") or ""), "text": str(doc.get("text") or "")})
+        corpus.append(
+            {"_id": str(doc["_id"]), "title": str(doc.get("title") or ""), "text": str(doc.get("text") or "")}
+        )
         digest.update(json.dumps(corpus[-1], sort_keys=True).encode())
     queries = {str(q["_id"]): str(q.get("text") or "") for q in _jsonl(queries_path)}
     qrels: dict[str, dict[str, int]] = {}
@@ -131,7 +135,12 @@ def ensure_corpus(
     marker.write_text(
         json.dumps({"corpusHash": data.corpus_hash, "documents": len(data.corpus), "complete": True}) + "\n"
     )
-    return {"ingested": sum(not r.skipped for r in results), "reused": False, "documents": len(data.corpus), "ms": round((time.perf_counter() - started) * 1000)}
+    return {
+        "ingested": sum(not r.skipped for r in results),
+        "reused": False,
+        "documents": len(data.corpus),
+        "ms": round((time.perf_counter() - started) * 1000),
+    }
 
 
 def rank_documents(hits: list[Any]) -> list[str]:
@@ -192,5 +201,10 @@ def run_queries(
         "p95_ms": round(percentile(latencies, 95), 1),
         "queries": len(ids),
     }
-    log_line("eval:beir", accountId=short(account.account_id), fusion=config.fusion, **{k.replace("@", "_at_"): v for k, v in figures.items()})
+    log_line(
+        "eval:beir",
+        accountId=short(account.account_id),
+        fusion=config.fusion,
+        **{k.replace("@", "_at_"): v for k, v in figures.items()},
+    )
     return figures

@@ -44,12 +44,20 @@ def register(app: typer.Typer) -> None:
             with Progress(*columns, console=err, transient=True) as progress:
                 task = progress.add_task("ingest", total=len(data.corpus))
                 ingest = ensure_corpus(
-                    settings, db, embedder, data, account,
+                    settings,
+                    db,
+                    embedder,
+                    data,
+                    account,
                     progress=lambda done, total: progress.update(task, completed=done, total=total),
                 )
                 qtask = progress.add_task("queries", total=len(data.qrels))
                 figures = run_queries(
-                    db, embedder, data, account, config=config,
+                    db,
+                    embedder,
+                    data,
+                    account,
+                    config=config,
                     progress=lambda done, total: progress.update(qtask, completed=done, total=total),
                 )
         if json_out:
@@ -85,10 +93,16 @@ def register(app: typer.Typer) -> None:
         embedder = get_embedder(settings)
         with Database(settings) as db:
             apply_schema(db, embedder.dimensions, embedder=embedder)
-            with Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), console=err, transient=True) as bar:
+            with Progress(
+                TextColumn("questions"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
+            ) as bar:
                 task = bar.add_task("questions", total=None)
                 result = evaluate(
-                    settings, db, embedder, directory, config=SearchConfig.from_settings(settings, base=MESSAGE_SEARCH),
+                    settings,
+                    db,
+                    embedder,
+                    directory,
+                    config=SearchConfig.from_settings(settings, base=MESSAGE_SEARCH),
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )
         if json_out:

@@ -123,10 +123,16 @@ def evaluate(
 
     result = {
         "overall": summary(totals["overall"]),
-        "by_category": {c: dict(summary(b), questions=len(b[KS[0]])) for c, b in sorted(totals.items()) if c != "overall"},
+        "by_category": {
+            c: dict(summary(b), questions=len(b[KS[0]])) for c, b in sorted(totals.items()) if c != "overall"
+        },
         "questions": len(questions),
         "p50_ms": round(percentile(latencies, 50), 1),
         "p95_ms": round(percentile(latencies, 95), 1),
     }
-    log_line("eval:conversations", questions=len(questions), **{k.replace("@", "_at_"): v for k, v in result["overall"].items()})
+    log_line(
+        "eval:conversations",
+        questions=len(questions),
+        **{k.replace("@", "_at_"): v for k, v in result["overall"].items()},
+    )
     return result

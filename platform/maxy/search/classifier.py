@@ -81,9 +81,8 @@ def classify(
     """Never raises: on any failure, ``search=True`` with the raw message."""
     started = time.perf_counter()
     recent = list(history)[-HISTORY_MESSAGES:]
-    prompt = (
-        f"Recent history (oldest first):\n{_history_text(recent)}\n\nMessage:\n{message[:4000]}\n\n"
-        + (_ADMIN_FORMAT if variant == "admin" else _PUBLIC_FORMAT)
+    prompt = f"Recent history (oldest first):\n{_history_text(recent)}\n\nMessage:\n{message[:4000]}\n\n" + (
+        _ADMIN_FORMAT if variant == "admin" else _PUBLIC_FORMAT
     )
     try:
         data = parse_json_object(
@@ -107,7 +106,9 @@ def classify(
             topic = data.get("existingTopic")
             result.existing_topic = topic[:200] if isinstance(topic, str) else None
     except LLMUnavailable as err:
-        result = Classification(True, None, f"classifier unavailable: {err}"[:300], "general", fallback=True, history_used=recent)
+        result = Classification(
+            True, None, f"classifier unavailable: {err}"[:300], "general", fallback=True, history_used=recent
+        )
     result.latency_ms = (time.perf_counter() - started) * 1000
     if variant == "admin":
         log_line(

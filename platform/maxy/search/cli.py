@@ -119,12 +119,21 @@ def register(app: typer.Typer) -> None:
             labels = list(label) if label else None
             total = count_missing(db, validated.account_id, labels, caller=caller)
             with Progress(
-                TextColumn("reindex"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                console=err, disable=json_out or total == 0,
+                TextColumn("reindex"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err,
+                disable=json_out or total == 0,
             ) as progress:
                 task = progress.add_task("reindex", total=total)
                 summary = run_reindex(
-                    db, validated, embedder, labels=labels, batch_size=batch_size, caller=caller,
+                    db,
+                    validated,
+                    embedder,
+                    labels=labels,
+                    batch_size=batch_size,
+                    caller=caller,
                     progress=lambda n: progress.update(task, completed=n),
                 )
         summary["modelChanged"] = model_changed
@@ -182,4 +191,3 @@ def _embedder_or_none(settings: Any, err: Any):
     except (EmbeddingError, ValueError) as exc:
         err.print(f"[yellow]warning:[/yellow] embedder unavailable ({exc}); BM25 only", highlight=False)
         return None
-

@@ -82,7 +82,9 @@ def render(hits: Sequence[Hit], budget: int = OUTPUT_BUDGET) -> str:
             with_related[i] = False
             blocks[i] = render_hit(hits[i], with_related=False)
     if size() > budget:
-        blocks = [render_hit(h, with_related=w, value_limit=LONG_VALUE_CHARS) for h, w in zip(hits, with_related)]
+        blocks = [
+            render_hit(h, with_related=w, value_limit=LONG_VALUE_CHARS) for h, w in zip(hits, with_related, strict=True)
+        ]
     omitted = 0
     while size() > budget and len(blocks) > 1:
         blocks.pop()

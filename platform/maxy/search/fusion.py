@@ -50,8 +50,12 @@ def merge(*lists: Iterable[Hit]) -> dict[str, Hit]:
             seen = merged.get(hit.node_id)
             if seen is None:
                 merged[hit.node_id] = Hit(
-                    hit.node_id, list(hit.labels), hit.vector_score, hit.bm25_raw,
-                    keyword_score=hit.keyword_score, ranks=dict(hit.ranks),
+                    hit.node_id,
+                    list(hit.labels),
+                    hit.vector_score,
+                    hit.bm25_raw,
+                    keyword_score=hit.keyword_score,
+                    ranks=dict(hit.ranks),
                 )
             else:
                 _keep_best(seen, hit)

@@ -103,7 +103,9 @@ def hypothetical_documents(settings: Settings, account_id: str, query: str) -> l
                 docs.append(hit[1])  # type: ignore[index]
                 continue
             data = parse_json_object(
-                complete(settings, _DOC_PROMPT.format(corpus=lens.corpus, label=lens.label, query=query), max_tokens=300)
+                complete(
+                    settings, _DOC_PROMPT.format(corpus=lens.corpus, label=lens.label, query=query), max_tokens=300
+                )
             )
             text = data.get("document")
             if not isinstance(text, str) or not text.strip():
@@ -127,9 +129,7 @@ def hypothetical_documents(settings: Settings, account_id: str, query: str) -> l
     return docs
 
 
-def hypothetical_vectors(
-    settings: Settings, account_id: str, query: str, embedder: Embedder
-) -> Sequence[list[float]]:
+def hypothetical_vectors(settings: Settings, account_id: str, query: str, embedder: Embedder) -> Sequence[list[float]]:
     docs = hypothetical_documents(settings, account_id, query)
     if not docs:
         return []

@@ -31,8 +31,7 @@ def _labels(labels: Sequence[str] | None) -> list[str]:
 def _missing(caller: Caller, tail: str) -> tuple[str, dict[str, Any]]:
     guard = node_guard(caller, "n")
     query = (
-        f"MATCH (n:Node) WHERE {guard.clause} AND n.embedding IS NULL "
-        f"AND any(l IN labels(n) WHERE l IN $labels) {tail}"
+        f"MATCH (n:Node) WHERE {guard.clause} AND n.embedding IS NULL AND any(l IN labels(n) WHERE l IN $labels) {tail}"
     )
     return query, guard.params
 

@@ -48,11 +48,22 @@ class Where:
     session_id: str | None
 
 
-def retrieve(db: Database, where: Where, queries: list[str], embedder: Embedder | None, plan: Plan,
-             config: SearchConfig, run: SearchRun) -> Candidates:
+def retrieve(
+    db: Database,
+    where: Where,
+    queries: list[str],
+    embedder: Embedder | None,
+    plan: Plan,
+    config: SearchConfig,
+    run: SearchRun,
+) -> Candidates:
     use_vector, use_bm25 = _paths(db, plan, embedder, run)
     started = time.perf_counter()
-    pending = _pool.submit(bm25_search, db, where.caller, queries, where.labels, where.k, where.session_id) if use_bm25 else None
+    pending = (
+        _pool.submit(bm25_search, db, where.caller, queries, where.labels, where.k, where.session_id)
+        if use_bm25
+        else None
+    )
     vector_lists: list[list[Hit]] = []
     if use_vector:
         assert embedder is not None
@@ -86,8 +97,9 @@ def _paths(db: Database, plan: Plan, embedder: Embedder | None, run: SearchRun) 
     return use_vector, use_bm25
 
 
-def _vector_path(db: Database, where: Where, queries: list[str], embedder: Embedder, config: SearchConfig,
-                 run: SearchRun) -> tuple[list[list[Hit]], bool]:
+def _vector_path(
+    db: Database, where: Where, queries: list[str], embedder: Embedder, config: SearchConfig, run: SearchRun
+) -> tuple[list[list[Hit]], bool]:
     """The query vectors (and HyDE's), searched; an embedder failure leaves BM25 alone."""
     try:
         with run.timed("embed"):

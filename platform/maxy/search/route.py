@@ -53,8 +53,14 @@ def route_for(retrieval_class: str | None) -> Route | None:
     return ROUTES.get(retrieval_class, ROUTES["general"])
 
 
-def plan(caller: Caller, query: str, labels: tuple[str, ...] | None, retrieval_class: str | None,
-         config: SearchConfig, run: SearchRun) -> Plan:
+def plan(
+    caller: Caller,
+    query: str,
+    labels: tuple[str, ...] | None,
+    retrieval_class: str | None,
+    config: SearchConfig,
+    run: SearchRun,
+) -> Plan:
     unrouted = Plan(labels, config.vector_weight, config.fusion, retrieval_class)
     if not config.route:
         return unrouted

@@ -10,7 +10,16 @@ from ..graph.guards import Caller, node_guard
 from .hits import Hit
 
 SIGNAL_PROPERTIES = (
-    "compiledTruth", "backlinkCount", "slug", "canonicalName", "name", "content", "body", "text", "summary", "description",
+    "compiledTruth",
+    "backlinkCount",
+    "slug",
+    "canonicalName",
+    "name",
+    "content",
+    "body",
+    "text",
+    "summary",
+    "description",
 )
 
 Signals = dict[str, dict[str, Any]]  # nodeId -> the signal properties it has

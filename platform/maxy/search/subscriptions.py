@@ -32,7 +32,7 @@ def keyword_list(db: Database, where: Where, config: SearchConfig, run: SearchRu
     found: dict[str, Hit] = {}
     if fulltext_available(db):
         for lst in bm25_search(db, scoped, config.keywords, where.labels, where.k):
-            for h, score in zip(lst, _minmax([h.bm25_raw or 0.0 for h in lst])):
+            for h, score in zip(lst, _minmax([h.bm25_raw or 0.0 for h in lst]), strict=True):
                 _note(found, h.node_id, h.labels, score)
     for r in _tagged(db, scoped, config.keywords, where):
         _note(found, r["id"], r["labels"], 1.0)

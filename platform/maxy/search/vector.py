@@ -57,8 +57,9 @@ def vector_search(
     return _ranked_lists(rows)
 
 
-def _search(db: Database, targets: list[Target], guard_clause: str, session_id: str | None,
-            params: dict, memo: tuple[str, str]) -> tuple[list, list[Target]]:
+def _search(
+    db: Database, targets: list[Target], guard_clause: str, session_id: str | None, params: dict, memo: tuple[str, str]
+) -> tuple[list, list[Target]]:
     """The filtered SEARCH over ``targets``; on a database error, index by index, returning the
     ones that fail for the exact scan."""
     if not targets:
@@ -81,8 +82,13 @@ def _search(db: Database, targets: list[Target], guard_clause: str, session_id: 
 def _note_failure(target: Target, err: neo4j.exceptions.DatabaseError, memo: tuple[str, str]) -> None:
     message = " ".join(dict.fromkeys(filter(None, [getattr(err, "message", None), *map(str, err.args)])))
     log_line(
-        "graph-search:hybrid", "warn", level=logging.WARNING, reason="vector-filter-failed",
-        index=target[1], fallback="exact-scan", error=message[:120],
+        "graph-search:hybrid",
+        "warn",
+        level=logging.WARNING,
+        reason="vector-filter-failed",
+        index=target[1],
+        fallback="exact-scan",
+        error=message[:120],
     )
     if "out of bounds" in message:  # the known Lucene failure: skip SEARCH for a while
         _mark_failing(target[1], *memo)
@@ -167,7 +173,7 @@ def _vector_query(branches: list[str], guard_clause: str, session_id: str | None
         CYPHER 25
         UNWIND range(0, size($vecs) - 1) AS qi
         WITH qi, {{vec: $vecs[qi]}} AS q
-        CALL (q) {{ {' UNION ALL '.join(branches)} }}
+        CALL (q) {{ {" UNION ALL ".join(branches)} }}
         WITH qi, via, n, score WHERE {guard_clause} {session_clause(session_id)}
         RETURN qi, via, n.nodeId AS id, labels(n) AS labels, score
         ORDER BY qi, via, score DESC
