@@ -124,7 +124,7 @@ def test_exact_identifier_found_through_bm25(db, account, embedder, shop):
 
 def test_scores_follow_the_weighted_formula(db, account, embedder, shop):
     caller = Caller(account.account_id)
-    # The spec's formula: 0.7 x cosine + 0.3 x min-max BM25.
+    # The weighted sum read as raw cosines: 0.7 x cosine + 0.3 x min-max BM25.
     r = hybrid(
         db, caller, SearchRequest("boiler", expand_hops=0, limit=50), embedder, BASELINE.with_(vector_norm="cosine")
     )
