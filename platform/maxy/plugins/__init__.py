@@ -9,7 +9,8 @@ never from another plugin:
 - checking arguments (``checks``): :func:`require`, :func:`check_text`, :func:`check_int`,
   :func:`check_string_list`, and :func:`tool_errors` for the platform's own refusals;
 - nodes (``nodes``): :func:`load_node`, :func:`update_node`, :func:`active_conversation`,
-  :func:`now_iso` and ``SYSTEM`` (the agent the platform writes as);
+  :func:`now_iso` and ``SYSTEM`` (the agent the platform writes as); the guarded reads under
+  them, :func:`read_node` and :func:`readable_node_ids`, come from ``maxy.graph.nodes``;
 - log lines in the platform's format: :func:`log_line`, :func:`short`;
 - commands (``commands``): a plugin package that defines ``register_commands(app)`` adds its
   own ``maxy`` commands; :func:`cli_context` gives them the pinned ToolContext a tool gets,
@@ -22,6 +23,7 @@ The rest of the package is the platform's side: ``discovery`` finds and loads pl
 from __future__ import annotations
 
 from ..console import emit_json, friendly, out
+from ..graph.nodes import read_node, readable_node_ids
 from ..logs import log_line, short
 from .api import ROLES, Role, ToolContext, ToolError, ToolSpec, tool, tools_of
 from .checks import check_int, check_string_list, check_text, require, tool_errors
@@ -46,6 +48,8 @@ __all__ = [
     "log_line",
     "now_iso",
     "out",
+    "read_node",
+    "readable_node_ids",
     "require",
     "short",
     "tool",

@@ -1,5 +1,5 @@
-"""Node helpers for tools: load a node the caller may read, rewrite it through the write
-primitive, find the active conversation.
+"""Node helpers for tools: load a node the caller may read (``maxy.graph.nodes``), rewrite it
+through the write primitive, find the active conversation.
 
 Every read passes the guard clauses of ``ctx.caller``; every write goes through
 ``ctx.writer`` (which refuses the public role and keeps a pinned server inside its view).
@@ -12,8 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..conversations import find_conversation
-from ..graph.allowlist import RESERVED_PROPERTIES
-from ..graph.guards import node_guard
+from ..graph.nodes import read_node
 from ..graph.write import Edge, NodeSpec, WriteResult
 from .api import ToolContext, ToolError
 
@@ -33,29 +32,7 @@ def load_node(
     """A live node of the caller's account (guarded), with its labels, writable properties, scope and agents."""
     if not isinstance(node_id, str) or not node_id.strip():
         raise ToolError(f"{field}: a node id is required")
-    guard = node_guard(ctx.caller, "n")
-    label_filter = f"AND n:`{label}`" if label else ""
-    rows = ctx.db.read(
-        f"""
-        MATCH (n:Node {{nodeId: $id}}) WHERE {guard.clause} {label_filter}
-        RETURN n.nodeId AS nodeId, [l IN labels(n) WHERE l <> 'Node'] AS labels,
-               [k IN keys(n) WHERE k <> 'embedding' | [k, n[k]]] AS pairs
-        """,
-        id=node_id,
-        **guard.params,
-    )
-    if not rows:
-        return None
-    row = rows[0]
-    all_props = dict(row["pairs"])
-    return {
-        "nodeId": row["nodeId"],
-        "labels": row["labels"],
-        "scope": all_props.get("scope"),
-        "agents": all_props.get("agents"),
-        "meta": {k: v for k, v in all_props.items() if k in RESERVED_PROPERTIES},
-        "properties": {k: v for k, v in all_props.items() if k not in RESERVED_PROPERTIES},
-    }
+    return read_node(ctx.db, ctx.caller, node_id, label)
 
 
 def update_node(

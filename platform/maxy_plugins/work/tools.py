@@ -22,7 +22,6 @@ from typing import Any
 
 from maxy.conversations import find_conversation
 from maxy.graph.confine import not_writable, record_scope
-from maxy.graph.guards import node_guard
 from maxy.graph.write import Edge, NodeSpec
 from maxy.plugins import (
     ToolContext,
@@ -32,6 +31,7 @@ from maxy.plugins import (
     load_node,
     log_line,
     now_iso,
+    readable_node_ids,
     require,
     short,
     tool,
@@ -255,13 +255,7 @@ def work_complete(
     ctx.writer()
     task = _task(ctx, taskId)
     if produced:
-        guard = node_guard(ctx.caller, "n")
-        rows = ctx.db.read(
-            f"UNWIND $ids AS id MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause} RETURN collect(n.nodeId) AS found",
-            ids=produced,
-            **guard.params,
-        )
-        found = set(rows[0]["found"]) if rows else set()
+        found = readable_node_ids(ctx.db, ctx.caller, produced)
         missing = [p for p in produced if p not in found]
         if missing:
             raise not_writable(f"producedNodeIds[{produced.index(missing[0])}]", missing[0])
