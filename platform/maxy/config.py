@@ -144,7 +144,7 @@ class Settings(BaseSettings):
 
 def load_settings(**overrides: object) -> Settings:
     """Fresh settings: environment first, then ``<config dir>/.env``, then defaults."""
-    return Settings(_env_file=env_file(), **overrides)  # type: ignore[call-arg]
+    return Settings(_env_file=env_file(), **overrides)  # type: ignore[call-arg,arg-type]
 
 
 @lru_cache(maxsize=1)

@@ -71,7 +71,7 @@ class Database:
         """For ``CALL {...} IN TRANSACTIONS``, which cannot run inside a managed transaction."""
         try:
             with self.driver.session(database=self.database, default_access_mode=neo4j.WRITE_ACCESS) as session:
-                return [r.data() for r in session.run(query, params)]  # type: ignore[arg-type]
+                return [r.data() for r in session.run(query, params)]
         except (ServiceUnavailable, SessionExpired) as err:
             raise self._unavailable(err) from err
         except AuthError as err:

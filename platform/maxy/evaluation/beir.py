@@ -193,7 +193,7 @@ def run_queries(
         if progress is not None:
             progress(i, len(ids))
     n = max(len(ids), 1)
-    figures = {
+    figures: dict[str, Any] = {
         "ndcg@10": round(sum(ndcg) / n, 4),
         "recall@100": round(sum(recall) / n, 4),
         "mrr@10": round(sum(mrr) / n, 4),

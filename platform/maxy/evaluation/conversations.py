@@ -95,14 +95,16 @@ def evaluate(
     config: Any = None,
 ) -> dict[str, Any]:
     if search is None:
-        from ..conversations import search_messages as search
+        from ..conversations import search_messages
+
+        search = search_messages
 
     by_conv, questions = load(directory)
     accounts = {c: conversation_account(settings, db, embedder, c, msgs) for c, msgs in by_conv.items()}
     totals: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
     latencies = []
     for i, q in enumerate(questions, start=1):
-        account = accounts.get(q.get("conversation"))
+        account = accounts.get(str(q.get("conversation")))
         if account is None:
             raise ValidationError("questions.jsonl", f"conversation {q.get('conversation')!r} has no messages")
         t0 = time.perf_counter()
@@ -121,8 +123,9 @@ def evaluate(
     def summary(bucket: dict[int, list[float]]) -> dict[str, float]:
         return {f"recall@{k}": round(sum(v) / len(v), 4) if v else 0.0 for k, v in bucket.items()}
 
+    overall = summary(totals["overall"])
     result = {
-        "overall": summary(totals["overall"]),
+        "overall": overall,
         "by_category": {
             c: dict(summary(b), questions=len(b[KS[0]])) for c, b in sorted(totals.items()) if c != "overall"
         },
@@ -133,6 +136,10 @@ def evaluate(
     log_line(
         "eval:conversations",
         questions=len(questions),
-        **{k.replace("@", "_at_"): v for k, v in result["overall"].items()},
+        **_log_fields(overall),
     )
     return result
+
+
+def _log_fields(figures: dict[str, float]) -> dict[str, Any]:
+    return {k.replace("@", "_at_"): v for k, v in figures.items()}

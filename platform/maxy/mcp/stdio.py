@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -116,7 +117,7 @@ def _message_of(err: ValidationError) -> Any:
 def bad_stream_item(exc: Exception) -> BadMessage | None:
     """The error answering an exception the stdio reader put on the stream; None for a blank line."""
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0] if exc.error_count() else {}
+        first: Mapping[str, Any] = exc.errors()[0] if exc.error_count() else {}
         if first.get("type") == "json_invalid" and isinstance(first.get("input"), str | bytes):
             raw = first["input"].strip()  # without its line end, a line cut inside a string still yields its id
             return (bad_message(raw) or BadMessage(None, PARSE_ERROR, "Parse error")) if raw else None

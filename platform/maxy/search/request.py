@@ -75,7 +75,7 @@ def _fields(value: object) -> tuple[str, ...] | None:
 def _expand_hops(value: object) -> int:
     if isinstance(value, bool) or value not in (0, 1):
         raise ValidationError("expandHops", "0 (compact, no related nodes) or 1 (one hop)")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def _threshold(value: object) -> float:
@@ -95,4 +95,4 @@ def _retrieval_class(value: object) -> str | None:
 def _session_id(value: object) -> str | None:
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise ValidationError("sessionId", "a non-empty session id")
-    return value  # type: ignore[return-value]
+    return value
