@@ -337,3 +337,21 @@ def test_routing_without_an_api_key_degrades_to_the_unrouted_search(db, account,
                     BASELINE.with_(route=True, llm=load_settings(ANTHROPIC_API_KEY=None)))  # fmt: skip
     assert [(h.node_id, round(h.score, 9)) for h in routed.hits] == [(h.node_id, round(h.score, 9)) for h in base.hits]
     assert any("query classifier unavailable" in w for w in routed.warnings)
+
+
+def test_memory_search_takes_a_retrieval_class(settings, db, account, embedder, graph):
+    from maxy.plugins import ToolContext, ToolError
+    from maxy.plugins.discovery import load_plugin
+
+    search = load_plugin("maxy_plugins.memory").tool("memory-search")
+    assert search is not None
+    routed_settings = settings.model_copy(update={"ACCOUNT_ID": account.account_id, "MAXY_GS_ROUTE": True})
+    ctx = ToolContext(settings=routed_settings, role="admin", caller=Caller(account.account_id), account=account,
+                      embedder=embedder, _db=db)  # fmt: skip
+    events = search.spec.fn(ctx, query="boiler", limit=20, retrievalClass="event")
+    assert "[Event]" in events and "[Company]" not in events and "[Person]" not in events
+    people = search.spec.fn(ctx, query="boiler", limit=20, retrievalClass="entity")
+    assert "[Event]" not in people and ("[Company]" in people or "[Person]" in people)
+    assert search.spec.fn(ctx, query="hello", retrievalClass="none") == "No results."
+    with pytest.raises(ToolError, match="retrievalClass: one of entity"):
+        search.spec.fn(ctx, query="boiler", retrievalClass="people")
