@@ -38,6 +38,7 @@ from maxy.plugins import (
     tool_errors,
     update_node,
 )
+from maxy.tasks import open_tasks
 
 BRIEFING_FIELDS = {
     "asked": "What you asked for",
@@ -52,7 +53,6 @@ OPEN_TASK_CAP = 10
 ALERT_CAP = 5
 ALERT_WINDOW = timedelta(hours=24)
 DIGEST_CHARS = 3_000
-OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
 _TS = "%Y-%m-%dT%H:%M:%S"
 
 
@@ -199,26 +199,7 @@ def session_context_data(ctx: ToolContext) -> dict[str, Any]:
     )
     digest = rows[0] if rows else None
 
-    g = node_guard(ctx.caller, "t")
-    rows = db.read(
-        f"""
-        MATCH (t:Task) WHERE {g.clause} AND coalesce(t.status, 'pending') IN $open
-        WITH t, CASE toLower(toString(t.priority))
-                  WHEN 'urgent' THEN 1 WHEN 'high' THEN 2 WHEN 'normal' THEN 3 WHEN 'medium' THEN 3
-                  WHEN 'low' THEN 4 WHEN 'someday' THEN 5
-                  ELSE coalesce(toIntegerOrNull(t.priority), 3) END AS rank
-        ORDER BY rank ASC, coalesce(t.startedAt, t.createdAt) DESC
-        WITH collect({{taskId: t.nodeId, title: coalesce(t.title, t.name, t.kind), kind: t.kind,
-                       status: coalesce(t.status, 'pending'), priority: rank, lastStep: t.lastStep,
-                       startedAt: coalesce(t.startedAt, t.createdAt)}}) AS tasks
-        RETURN size(tasks) AS total, tasks[0..$cap] AS tasks
-        """,
-        open=list(OPEN_STATUSES),
-        cap=OPEN_TASK_CAP,
-        **g.params,
-    )
-    tasks_total = int(rows[0]["total"]) if rows else 0
-    tasks = rows[0]["tasks"] if rows else []
+    tasks_total, tasks = open_tasks(db, ctx.caller, cap=OPEN_TASK_CAP)
 
     g = node_guard(ctx.caller, "a")
     alerts = db.read(

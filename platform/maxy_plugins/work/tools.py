@@ -1,4 +1,5 @@
-"""The work plugin: provenance Tasks for durable actions (work-create, work-update, work-complete).
+"""The work plugin: provenance Tasks (``maxy.tasks``) for durable actions (work-create,
+work-update, work-complete).
 
     (:Task {taskId, kind, title, status, priority, startedAt, completedAt, inputs_<field>...})
       -[:RAISED_DURING]->(:Conversation)       the conversation the action was raised in
@@ -39,18 +40,15 @@ from maxy.plugins import (
     update_node,
 )
 from maxy.secrets import redact_secrets
+from maxy.tasks import DEFAULT_PRIORITY, DONE_STATUSES, PRIORITY_NAMES, STATUSES
 
-OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
-DONE_STATUSES = ("completed", "failed", "cancelled")
-STATUSES = OPEN_STATUSES + DONE_STATUSES
-PRIORITY_NAMES = {"urgent": 1, "high": 2, "normal": 3, "medium": 3, "low": 4, "someday": 5}
-DEFAULT_PRIORITY = 3
 MAX_INPUT_FIELDS = 60
 MAX_PRODUCED = 500
 MAX_NOTES = 50
 _KIND_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]{0,63}$")
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,55}$")
-# Key names that are secret whatever the schema says (belt and braces for untagged schemas).
+
+
 def _storable(value: Any) -> Any:
     """A property value: scalars and flat lists as they are, anything else as JSON text."""
     if value is None or isinstance(value, (str, bool, int, float)):
