@@ -36,7 +36,7 @@ from maxy.ingest.hierarchy import document_node_id
 from maxy.ingest.lifecycle import purge
 from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
-from maxy_plugins.memory.report_tools import admin_user_node_id, report_node_id
+from maxy.reports import admin_user_node_id, report_node_id
 from maxy_plugins.session.tools import _conversation_node_id
 from mcp import Client
 

@@ -1,17 +1,15 @@
 """The memory plugin's report tools: memory-report-write, memory-report-read-latest and
-memory-report-list (durable workflow output, found again by keyword).
+memory-report-list (durable workflow output, found again by keyword; the report domain,
+its ids and queries, is ``maxy.reports``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from maxy.graph.confine import id_root, record_scope
-from maxy.graph.guards import node_guard
 from maxy.graph.write import Edge, NodeSpec
 from maxy.plugins import (
     SYSTEM,
@@ -28,6 +26,7 @@ from maxy.plugins import (
     tool,
     tool_errors,
 )
+from maxy.reports import account_admin_user, latest_reports, list_reports, report_node_id
 
 REPORT_BODY_LIMIT = 10_000
 REPORT_TITLE_LIMIT = 500
@@ -45,43 +44,6 @@ def _parse_when(value: object) -> datetime:
     except ValueError:
         raise ToolError("occurredAt: an ISO 8601 date-time, e.g. 2026-05-07T06:00:00Z") from None
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
-
-
-def report_node_id(root: str, title: str, minute: str) -> str:
-    """Deterministic per (account, title, minute), and per view when pinned (``root`` is
-    ``confine.id_root``): the idempotency key is the node id itself, so even two concurrent
-    writes of the same report end up as one node, and a pinned writer never meets a hidden one."""
-    digest = hashlib.sha256("\x1f".join(["report", root, title, minute]).encode()).digest()
-    return str(uuid.UUID(bytes=digest[:16]))
-
-
-def admin_user_node_id(account_id: str) -> str:
-    digest = hashlib.sha256("\x1f".join(["admin-user", account_id]).encode()).digest()
-    return str(uuid.UUID(bytes=digest[:16]))
-
-
-def account_admin_user(ctx: ToolContext) -> str | None:
-    """The AdminUser nodeId the caller can see; an unpinned admin creates the account's (as the
-    system agent) when there is none. A pinned view never creates one: None."""
-    guard = node_guard(ctx.caller, "u")
-    rows = ctx.db.read(
-        f"MATCH (u:AdminUser) WHERE {guard.clause} RETURN u.nodeId AS id ORDER BY u.createdAt LIMIT 1",
-        **guard.params,
-    )
-    if rows:
-        return rows[0]["id"]
-    if ctx.caller.pinned:
-        return None
-    result = ctx.writer(SYSTEM).write(
-        NodeSpec(["AdminUser"], {"name": "Account admin"}, node_id=admin_user_node_id(ctx.caller.account_id), scope="admin")
-    )
-    return result.node_id
-
-
-_REPORT_META = """
-    r.nodeId AS reportId, r.title AS title, r.keywords AS keywords, r.sourceWorkflow AS sourceWorkflow,
-    r.occurredAt AS occurredAt, r.createdAt AS createdAt, coalesce(r.bodyChars, size(r.body)) AS bodyChars
-"""
 
 
 @tool(
@@ -133,7 +95,7 @@ def memory_report_write(
         return {"reportId": rid, "title": props.get("title"), "occurredAt": props.get("occurredAt"), "idempotent": True}
 
     conv = active_conversation(ctx)
-    source = conv["nodeId"] if conv is not None else account_admin_user(ctx)
+    source = conv["nodeId"] if conv is not None else account_admin_user(ctx.db, ctx.caller, lambda: ctx.writer(SYSTEM))
     props: dict[str, Any] = {
         "title": title_,
         "body": body,
@@ -171,19 +133,8 @@ def memory_report_read_latest(ctx: ToolContext, keyword: str, limit: int = 1) ->
     started = time.perf_counter()
     kw = check_text(keyword, "keyword", limit=MAX_KEYWORD_CHARS)
     n = check_int(limit, "limit", 1, 20)
-    guard = node_guard(ctx.caller, "r")
-    rows = ctx.db.read(
-        f"""
-        MATCH (r:Report) WHERE {guard.clause}
-          AND any(k IN coalesce(r.keywords, []) WHERE toLower(toString(k)) = toLower($kw))
-        RETURN {_REPORT_META}, r.body AS body
-        ORDER BY datetime(coalesce(r.occurredAt, r.createdAt)) DESC, r.createdAt DESC
-        LIMIT $n
-        """,
-        kw=kw,
-        n=n,
-        **guard.params,
-    )
+    assert kw is not None
+    rows = latest_reports(ctx.db, ctx.caller, kw, n)
     log_line(
         "reports",
         op="read-latest",
@@ -217,28 +168,7 @@ def memory_report_list(
     wf = check_text(sourceWorkflow, "sourceWorkflow", limit=200, required=False)
     n = check_int(limit, "limit", 1, 100)
     skip = check_int(offset, "offset", 0, 1_000_000)
-    guard = node_guard(ctx.caller, "r")
-    rows = ctx.db.read(
-        f"""
-        MATCH (r:Report) WHERE {guard.clause}
-          AND ($kw IS NULL OR any(k IN coalesce(r.keywords, []) WHERE toLower(toString(k)) = toLower($kw)))
-          AND ($wf IS NULL OR r.sourceWorkflow = $wf)
-        WITH r ORDER BY datetime(coalesce(r.occurredAt, r.createdAt)) DESC, r.createdAt DESC
-        WITH collect(r) AS all_reports
-        RETURN size(all_reports) AS total,
-               [r IN all_reports[$skip..($skip + $n)] | r {{
-                   reportId: r.nodeId, .title, .keywords, .sourceWorkflow, .occurredAt, .createdAt,
-                   bodyChars: coalesce(r.bodyChars, size(r.body))
-               }}] AS reports
-        """,
-        kw=kw,
-        wf=wf,
-        skip=skip,
-        n=n,
-        **guard.params,
-    )
-    total = int(rows[0]["total"]) if rows else 0
-    reports = rows[0]["reports"] if rows else []
+    total, reports = list_reports(ctx.db, ctx.caller, keyword=kw, source_workflow=wf, offset=skip, limit=n)
     log_line(
         "reports",
         op="list",
