@@ -15,11 +15,11 @@ import maxy_plugins.session
 import maxy_plugins.work  # noqa: F401
 import pytest
 import yaml
-from maxy.audit_queries import produced_by_conversation, tasks_by_kind
 from maxy.graph.allowlist import INDEXED_LABELS
 from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.plugins.api import ToolContext, ToolError, tools_of
+from maxy.provenance import produced_by_conversation, tasks_by_kind
 from maxy_plugins import memory as mem
 from maxy_plugins.session import tools as ses
 from maxy_plugins.work import tools as work
@@ -442,7 +442,7 @@ def test_work_tasks_lifecycle_secrets_and_audit_queries(db, account, embedder, s
 
 def test_audit_and_session_cli(db, account, embedder, settings, data_root, monkeypatch):
     import typer
-    from maxy import audit_queries
+    from maxy.provenance import cli as provenance_cli
     from typer.testing import CliRunner
 
     ctx = make_ctx(settings, db, account, embedder)
@@ -454,7 +454,7 @@ def test_audit_and_session_cli(db, account, embedder, settings, data_root, monke
     for name in ("ALLOWED_SCOPES", "AGENT_SLUG", "SESSION_ID", "SESSION_NODE_ID"):
         monkeypatch.delenv(name, raising=False)
     app = typer.Typer()
-    audit_queries.register(app)
+    provenance_cli.register(app)
     maxy_plugins.session.register_commands(app)
     runner = CliRunner()
     res = runner.invoke(app, ["audit", "tasks", "--kind", "brand-publish", "--json"])

@@ -319,7 +319,7 @@ def _register_feature_commands() -> None:
         "maxy.ingest.cli",
         "maxy.search.cli",
         "maxy.evaluation.cli",
-        "maxy.audit_queries",
+        "maxy.provenance.cli",
         "maxy.conversation_cli",
     ):
         _register_module(module)

@@ -1,0 +1,78 @@
+"""``maxy audit produced|tasks``: the provenance queries for operators (a feature module:
+``register(app)``)."""
+
+from __future__ import annotations
+
+import typer
+
+from ..db import Database
+from ..graph.guards import Caller
+from ..logs import short
+from .queries import produced_by_conversation, tasks_by_kind
+
+
+def _caller_and_db() -> tuple[Caller, Database]:
+    from ..accounts import validate_account_id_env
+    from ..config import load_settings
+
+    settings = load_settings()
+    account = validate_account_id_env(settings)  # as writers do: a deleted account is not readable
+    return Caller.from_settings(settings, account.account_id), Database(settings)
+
+
+def register(app: typer.Typer) -> None:
+    from ..console import emit_json, friendly, out
+
+    audit_app = typer.Typer(no_args_is_help=True, help="Operator audit queries: what actions produced.")
+    app.add_typer(audit_app, name="audit")
+
+    @audit_app.command("produced")
+    @friendly
+    def produced_cmd(
+        conversation: str = typer.Option(..., "--conversation", "-c", help="The conversation's sessionId."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """What entities did this conversation's actions produce?"""
+        caller, db = _caller_and_db()
+        with db:
+            rows = produced_by_conversation(db, caller, conversation)
+        if json_out:
+            emit_json(rows)
+            return
+        if not rows:
+            out.print("(nothing produced by this conversation)")
+            return
+        for r in rows:
+            task = f"{r['kind']} {short(r['taskId'])} {r['status']}" if r["via"] == "task" else "direct"
+            out.print(
+                f"{','.join(r['labels'])}\t{r.get('name') or '-'}\t{r['nodeId']}\t{task}",
+                highlight=False,
+                markup=False,
+            )
+
+    @audit_app.command("tasks")
+    @friendly
+    def tasks_cmd(
+        kind: str = typer.Option(..., "--kind", "-k", help="Task kind, e.g. cloudflare-tunnel-login."),
+        status: str | None = typer.Option(None, "--status", help="Only tasks with this status (e.g. completed)."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Tasks of one kind, newest first, with what each produced."""
+        caller, db = _caller_and_db()
+        with db:
+            rows = tasks_by_kind(db, caller, kind, status=status)
+        if json_out:
+            emit_json(rows)
+            return
+        if not rows:
+            out.print(f"(no {kind} tasks)")
+            return
+        for r in rows:
+            produced = ", ".join(
+                f"{','.join(e['labels'])}:{e.get('name') or e['nodeId']}" for e in r["produced"]
+            ) or "-"
+            out.print(
+                f"{r['taskId']}\t{r['status']}\t{r.get('completedAt') or r.get('startedAt') or '-'}\t{produced}",
+                highlight=False,
+                markup=False,
+            )
