@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from maxy.config import load_settings
-from maxy.conversation_import import build_specs, import_messages, parse_message, read_messages
 from maxy.conversations import search_messages
+from maxy.conversations.importing import build_specs, import_messages, parse_message, read_messages
 from maxy.errors import ValidationError
 from maxy.evaluation.conversations import evaluate
 from maxy.graph.guards import Caller

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from maxy.accounts import create_account, validate_account
 from maxy.config import load_settings
+from maxy.conversations.compaction import conversation_node_id
 from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.ingest.hierarchy import document_node_id
@@ -37,7 +38,6 @@ from maxy.ingest.lifecycle import purge
 from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
 from maxy.reports import admin_user_node_id, report_node_id
-from maxy_plugins.session.tools import _conversation_node_id
 from mcp import Client
 
 from tests.conftest import purge_account
@@ -109,7 +109,7 @@ def seed(db: Any, mine: Any, theirs: Any, nodes: list[dict[str, Any]], edges: li
         natural = {
             "Report": lambda: report_node_id(a, f"report {k}", MINUTE),
             "KnowledgeDocument": lambda: document_node_id(a, f"att-{k}"),
-            "Conversation": lambda: _conversation_node_id(a, f"s-{k}"),
+            "Conversation": lambda: conversation_node_id(a, f"s-{k}"),
             "AdminUser": lambda: admin_user_node_id(a),
         }.get(label)
         node_id = natural() if natural else f"seed-{uuid.uuid4().hex[:12]}"

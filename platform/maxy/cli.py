@@ -320,7 +320,7 @@ def _register_feature_commands() -> None:
         "maxy.search.cli",
         "maxy.evaluation.cli",
         "maxy.provenance.cli",
-        "maxy.conversation_cli",
+        "maxy.conversations.cli",
     ):
         _register_module(module)
     register_plugin_commands(app)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..accounts import ValidatedAccount, create_account, list_accounts, validate_account
 from ..config import Settings
-from ..conversation_import import ImportedMessage, import_messages, parse_message
+from ..conversations.importing import ImportedMessage, import_messages, parse_message
 from ..db import Database
 from ..embeddings.base import Embedder
 from ..errors import ValidationError
@@ -57,7 +57,7 @@ def _fingerprint(messages: list[ImportedMessage]) -> str:
     digest = hashlib.sha256()
     for m in messages:
         digest.update(json.dumps(m.__dict__, sort_keys=True).encode())
-    from ..conversation_import import CONTEXT_TURNS
+    from ..conversations.importing import CONTEXT_TURNS
 
     digest.update(f"context={CONTEXT_TURNS}".encode())  # a new representation re-imports
     return digest.hexdigest()[:16]

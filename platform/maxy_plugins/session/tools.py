@@ -5,26 +5,23 @@ work in progress, what the user shared about themselves) on the active Conversat
 (SESSION_NODE_ID, else SESSION_ID; the Conversation is created by the system agent when it
 does not exist yet) as ``briefing`` (JSON text), ``briefingText`` and ``compactedAt``.
 
-``session_context(ctx)`` (tool ``session-context``; CLI ``maxy session context`` in ``cli.py``) assembles
-the ``<previous-context>`` block: the latest briefing (the active conversation's first), the
+``session_context(ctx)`` (tool ``session-context``; CLI ``maxy session context`` in ``cli.py``)
+renders the ``<previous-context>`` block from what the conversation carries over
+(``maxy.conversations.context``): the latest briefing (the active conversation's first), the
 most recent review digest (a CreativeWork with kind/type "review-digest"), open Tasks by
 priority (at most 10) and unsuppressed Alerts of the last 24 hours (at most 5). Every read
-goes through the guard clauses of ``ctx.caller``.
+goes through the guard clauses of ``ctx.caller``; the storage of briefings is
+``maxy.conversations.compaction``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
-import uuid
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from maxy.conversations import check_session_id, find_conversation
-from maxy.graph.confine import id_root, record_scope
-from maxy.graph.guards import node_guard
-from maxy.graph.write import NodeSpec
+from maxy.conversations.compaction import briefing_properties, start_conversation
+from maxy.conversations.context import carried_over
 from maxy.plugins import (
     SYSTEM,
     ToolContext,
@@ -38,7 +35,6 @@ from maxy.plugins import (
     tool_errors,
     update_node,
 )
-from maxy.tasks import open_tasks
 
 BRIEFING_FIELDS = {
     "asked": "What you asked for",
@@ -49,11 +45,7 @@ BRIEFING_FIELDS = {
 }
 MAX_FIELD_CHARS = 6_000
 MAX_BRIEFING_CHARS = 20_000
-OPEN_TASK_CAP = 10
-ALERT_CAP = 5
-ALERT_WINDOW = timedelta(hours=24)
 DIGEST_CHARS = 3_000
-_TS = "%Y-%m-%dT%H:%M:%S"
 
 
 def _field_text(value: object, field: str) -> str:
@@ -70,12 +62,6 @@ def _field_text(value: object, field: str) -> str:
         text = "\n".join(f"- {v.strip()}" for v in value if v.strip())  # type: ignore[union-attr]
     require(len(text) <= MAX_FIELD_CHARS, field, f"at most {MAX_FIELD_CHARS:,} characters")
     return text
-
-
-def _conversation_node_id(root: str, session_id: str) -> str:
-    """Per (account, session), and per view when pinned (``root`` is ``confine.id_root``)."""
-    digest = hashlib.sha256("\x1f".join(["conversation", root, session_id]).encode()).digest()
-    return str(uuid.UUID(bytes=digest[:16]))
 
 
 def _render_briefing(briefing: dict[str, str]) -> str:
@@ -119,32 +105,13 @@ def session_compact(
     conv = find_conversation(ctx.db, ctx.caller, key)
     created = False
     if conv is None:
-        labels = ["Conversation", "AdminConversation"] if ctx.role == "admin" else ["Conversation"]
-        result = ctx.writer(SYSTEM).write(
-            NodeSpec(
-                labels,
-                {"sessionId": key, "title": f"Conversation {key[:8]}", "startedAt": now_iso()},
-                node_id=_conversation_node_id(id_root(ctx.caller), key),
-                scope=record_scope(ctx.caller),
-            )
-        )
+        conv = start_conversation(ctx.writer(SYSTEM), key, admin=ctx.role == "admin", started_at=now_iso())
         created = True
-        conv = {"nodeId": result.node_id, "sessionId": key}
     node = load_node(ctx, conv["nodeId"])
     if node is None:  # pragma: no cover - vanished between the two reads
         raise ToolError("SESSION_NODE_ID: the conversation disappeared while compacting; try again")
     compacted_at = now_iso()
-    stored = {**briefing, "compactedAt": compacted_at}
-    update_node(
-        ctx,
-        node,
-        {
-            "briefing": json.dumps(stored, ensure_ascii=False),
-            "briefingText": text,
-            "compactedAt": compacted_at,
-            "compactionCount": int(node["properties"].get("compactionCount") or 0) + 1,
-        },
-    )
+    update_node(ctx, node, briefing_properties(briefing, text, compacted_at, node["properties"].get("compactionCount")))
     log_line(
         "session",
         op="compact",
@@ -160,70 +127,7 @@ def session_compact(
 # ---------------------------------------------------------------------------------------
 def session_context_data(ctx: ToolContext) -> dict[str, Any]:
     """The parts of the session context, as data (guarded reads only)."""
-    db = ctx.db
-    key = ctx.session_node_id or ctx.session_id
-    since = (datetime.now(UTC) - ALERT_WINDOW).strftime(_TS)
-
-    g = node_guard(ctx.caller, "c")
-    rows = db.read(
-        f"""
-        MATCH (c:Node) WHERE (c:Conversation OR c:AdminConversation) AND {g.clause} AND c.briefing IS NOT NULL
-        RETURN c.nodeId AS conversationId, c.sessionId AS sessionId, c.briefing AS briefing,
-               c.compactedAt AS compactedAt,
-               coalesce(c.sessionId = $key OR c.nodeId = $key, false) AS active
-        ORDER BY active DESC, c.compactedAt DESC
-        LIMIT 1
-        """,
-        key=key,
-        **g.params,
-    )
-    briefing = None
-    if rows:
-        try:
-            content = json.loads(rows[0]["briefing"])
-        except (TypeError, ValueError):
-            content = {"done": str(rows[0]["briefing"])}
-        briefing = {**rows[0], "briefing": content if isinstance(content, dict) else {"done": str(content)}}
-
-    g = node_guard(ctx.caller, "d")
-    rows = db.read(
-        f"""
-        MATCH (d:CreativeWork) WHERE {g.clause} AND (d.kind = 'review-digest' OR d.type = 'review-digest')
-        RETURN d.nodeId AS nodeId, coalesce(d.title, d.name, d.headline) AS title,
-               coalesce(d.body, d.text, d.summary, d.description, d.content) AS body,
-               coalesce(d.occurredAt, d.createdAt) AS at
-        ORDER BY at DESC
-        LIMIT 1
-        """,
-        **g.params,
-    )
-    digest = rows[0] if rows else None
-
-    tasks_total, tasks = open_tasks(db, ctx.caller, cap=OPEN_TASK_CAP)
-
-    g = node_guard(ctx.caller, "a")
-    alerts = db.read(
-        f"""
-        MATCH (a:Alert) WHERE {g.clause}
-          AND coalesce(a.suppressed, false) <> true AND a.suppressedAt IS NULL
-          AND left(coalesce(a.occurredAt, a.createdAt), 19) >= $since
-        RETURN a.nodeId AS nodeId, coalesce(a.title, a.name, a.headline, a.summary) AS title,
-               a.severity AS severity, coalesce(a.description, a.body, a.text) AS detail,
-               coalesce(a.occurredAt, a.createdAt) AS at
-        ORDER BY at DESC
-        LIMIT $cap
-        """,
-        since=since,
-        cap=ALERT_CAP,
-        **g.params,
-    )
-    return {
-        "briefing": briefing,
-        "reviewDigest": digest,
-        "openTasks": tasks,
-        "openTasksTotal": tasks_total,
-        "alerts": alerts,
-    }
+    return carried_over(ctx.db, ctx.caller, ctx.session_node_id or ctx.session_id)
 
 
 def render_session_context(data: dict[str, Any]) -> str:

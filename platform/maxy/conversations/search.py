@@ -1,16 +1,12 @@
-"""Conversations and their messages: semantic search over Message nodes, and finding a Conversation.
+"""Conversation search: past messages for a query, best first.
 
     (:Conversation {sessionId})-[:HAS_MESSAGE]->(:Message {role, content, timestamp, sessionId, speaker})
 
-Separate from the knowledge retrieval pipeline: ``search_messages`` ranks Message nodes by
-cosine similarity to the query through the ``message_embedding`` vector index (Cypher 25
-``SEARCH ... WHERE n.accountId = $acc``), with every guard layer applied to each message.
-Limited to one session, it scores that conversation's messages exactly (a conversation is
-small, and an in-index filter on the session is not available), so a busy account never
-crowds a session's messages out of the candidate list. When no embedding can be computed
-it falls back to BM25 over ``entity_search`` restricted to Message nodes.
-
-Shared by the ``conversation-search`` tool and any CLI: callers pass the guard ``Caller``.
+``search_messages`` runs the hybrid search pipeline (``maxy.search``: vector through
+``message_embedding`` and BM25, every guard layer on both) restricted to Message nodes and,
+when given, to one session; keyword subscriptions never apply to messages. A message without
+its own sessionId takes its Conversation's. Shared by the ``conversation-search`` tool and
+``maxy conversation search``: callers pass the guard ``Caller``.
 """
 
 from __future__ import annotations
@@ -18,48 +14,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .db import Database
-from .embeddings.base import Embedder
-from .errors import ValidationError
-from .graph.guards import Caller, node_guard
-from .logs import log_line, short
+from ..db import Database
+from ..embeddings.base import Embedder
+from ..errors import ValidationError
+from ..graph.guards import Caller, node_guard
+from ..logs import log_line, short
+from .store import CONVERSATION_LABELS, check_session_id
 
 MAX_QUERY_CHARS = 4_000
 MAX_LIMIT = 100
-MAX_SESSION_ID = 256
-MESSAGE_INDEX = "message_embedding"
-
-_CONV = "(c:Conversation OR c:AdminConversation)"
-
-
-def check_session_id(value: object, field: str = "sessionId") -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_SESSION_ID:
-        raise ValidationError(field, f"a non-empty session id of at most {MAX_SESSION_ID} characters")
-    if any(ord(ch) < 32 for ch in value):
-        raise ValidationError(field, "control characters are not allowed")
-    return value.strip()
-
-
-def find_conversation(db: Database, caller: Caller, key: str | None) -> dict[str, Any] | None:
-    """The caller's live Conversation whose sessionId (or nodeId) is ``key``, or None.
-
-    Account isolation is part of the natural key (guard layer 5), as are the other guards.
-    """
-    if not key:
-        return None
-    guard = node_guard(caller, "c")
-    rows = db.read(
-        f"""
-        MATCH (c:Node) WHERE (c.sessionId = $key OR c.nodeId = $key) AND {_CONV} AND {guard.clause}
-        RETURN c.nodeId AS nodeId, c.sessionId AS sessionId, labels(c) AS labels,
-               c.scope AS scope, c.agents AS agents
-        ORDER BY CASE WHEN c.sessionId = $key THEN 0 ELSE 1 END, c.createdAt
-        LIMIT 1
-        """,
-        key=key,
-        **guard.params,
-    )
-    return rows[0] if rows else None
 
 
 def _validate(query: object, limit: object, session_id: object) -> tuple[str, int, str | None]:
@@ -71,7 +34,6 @@ def _validate(query: object, limit: object, session_id: object) -> tuple[str, in
         raise ValidationError("limit", f"an integer from 1 to {MAX_LIMIT}")
     sid = check_session_id(session_id) if session_id is not None else None
     return query.strip(), limit, sid
-
 
 
 def search_messages(
@@ -89,7 +51,7 @@ def search_messages(
     given, to one session. Rows: messageId, nodeId, role, content, timestamp, sessionId,
     speaker, score, mode. ``config`` defaults to the message-search preset; keyword
     subscriptions never apply to messages."""
-    from .search import MESSAGE_SEARCH, SearchRequest, hybrid
+    from ..search import MESSAGE_SEARCH, SearchRequest, hybrid
 
     started = time.perf_counter()
     text, limit, sid = _validate(query, limit, session_id)
@@ -138,7 +100,7 @@ def _fill_sessions(db: Database, caller: Caller, rows: list[dict[str, Any]]) -> 
     found = db.read(
         f"""
         UNWIND $ids AS id
-        MATCH (c:Node)-[:HAS_MESSAGE]->(n:Node {{nodeId: id}}) WHERE {_CONV} AND {guard.clause}
+        MATCH (c:Node)-[:HAS_MESSAGE]->(n:Node {{nodeId: id}}) WHERE {CONVERSATION_LABELS} AND {guard.clause}
         RETURN id, head(collect(c.sessionId)) AS sessionId
         """,
         ids=missing,
@@ -148,4 +110,3 @@ def _fill_sessions(db: Database, caller: Caller, rows: list[dict[str, Any]]) -> 
     for r in rows:
         if not r.get("sessionId"):
             r["sessionId"] = by_id.get(r["nodeId"])
-

@@ -1,4 +1,4 @@
-"""``maxy conversation import|search``."""
+"""``maxy conversation import|search`` (a feature module: ``register(app)``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from .cli import emit_json, friendly, out
+    from ..console import emit_json, friendly, out
 
     conv_app = typer.Typer(no_args_is_help=True, help="Conversation memory: import and search messages.")
     app.add_typer(conv_app, name="conversation")
@@ -20,13 +20,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Write Conversation and Message nodes (with embeddings) for the current account."""
-        from .accounts import validate_account_id_env
-        from .config import load_settings
-        from .conversation_import import import_messages, read_messages
-        from .db import Database
-        from .embeddings import get_embedder
-        from .graph.guards import Caller
-        from .graph.write import GraphWriter
+        from ..accounts import validate_account_id_env
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..graph.guards import Caller
+        from ..graph.write import GraphWriter
+        from .importing import import_messages, read_messages
 
         settings = load_settings()
         account = validate_account_id_env(settings)
@@ -52,13 +52,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Search past messages (the same implementation as the conversation-search tool)."""
-        from .accounts import validate_account_id_env
-        from .config import load_settings
-        from .conversations import search_messages
-        from .db import Database
-        from .embeddings import get_embedder
-        from .errors import ValidationError
-        from .graph.guards import Caller
+        from ..accounts import validate_account_id_env
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..errors import ValidationError
+        from ..graph.guards import Caller
+        from .search import search_messages
 
         settings = load_settings()
         validated = validate_account_id_env(settings)  # a deleted account is not readable either

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ValidationError
-from .graph.confine import id_root
-from .graph.write import Edge, GraphWriter, NodeSpec
-from .logs import log_line, short
+from ..errors import ValidationError
+from ..graph.confine import id_root
+from ..graph.write import Edge, GraphWriter, NodeSpec
+from ..logs import log_line, short
 
 REQUIRED = ("conversation", "session", "id", "speaker", "content")
 # Neighbouring turns folded into a message's summary (embedded, and BM25-searchable).

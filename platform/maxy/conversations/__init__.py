@@ -1,0 +1,17 @@
+"""Conversations and their messages.
+
+    (:Conversation {sessionId})-[:HAS_MESSAGE]->(:Message {role, content, timestamp, sessionId, speaker})
+
+- ``store``: find a conversation by its session (or nodeId), check a session id;
+- ``search``: ``search_messages``, the hybrid search pipeline restricted to Message nodes;
+- ``importing``: ``maxy conversation import`` (JSONL to Conversation and Message nodes);
+- ``compaction``: the briefing stored on a conversation for the next turn;
+- ``context``: what an admin conversation carries over (briefing, review digest, open
+  tasks, recent alerts);
+- ``cli``: ``maxy conversation import|search``.
+"""
+
+from .search import search_messages
+from .store import check_session_id, find_conversation
+
+__all__ = ["check_session_id", "find_conversation", "search_messages"]
