@@ -17,7 +17,7 @@ def _check_paths(paths: object) -> list[str]:
     require(isinstance(paths, list) and bool(paths), "paths", "a non-empty list of file or folder paths")
     protected = config_dir().expanduser().resolve()
     out = []
-    for i, p in enumerate(paths):  # type: ignore[arg-type]
+    for i, p in enumerate(paths):  # type: ignore[arg-type, var-annotated]
         require(isinstance(p, str) and bool(p.strip()), f"paths[{i}]", "a file or folder path")
         resolved = Path(p).expanduser().resolve()
         require(

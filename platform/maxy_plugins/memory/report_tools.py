@@ -38,7 +38,7 @@ def _parse_when(value: object) -> datetime:
     if value is None:
         return datetime.now(UTC)
     require(isinstance(value, str) and bool(value.strip()), "occurredAt", "an ISO 8601 date-time, e.g. 2026-05-07T06:00:00Z")
-    text = value.strip()  # type: ignore[union-attr]
+    text = value.strip()  # type: ignore[attr-defined]
     try:
         when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
     except ValueError:
@@ -83,16 +83,16 @@ def memory_report_write(
 
     existing = load_node(ctx, rid, "Report")
     if existing is not None:
-        props = existing["properties"]
+        stored = existing["properties"]
         log_line(
             "reports",
             op="write",
             reportId=short(rid),
-            keywords=props.get("keywords") or [],
+            keywords=stored.get("keywords") or [],
             ms=round((time.perf_counter() - started) * 1000),
             idempotent=1,
         )
-        return {"reportId": rid, "title": props.get("title"), "occurredAt": props.get("occurredAt"), "idempotent": True}
+        return {"reportId": rid, "title": stored.get("title"), "occurredAt": stored.get("occurredAt"), "idempotent": True}
 
     conv = active_conversation(ctx)
     source = conv["nodeId"] if conv is not None else account_admin_user(ctx.db, ctx.caller, lambda: ctx.writer(SYSTEM))

@@ -28,7 +28,7 @@ def _parse_edges(edges: object) -> list[Edge]:
         return []
     require(isinstance(edges, list), "edges", "a list of {type, target, direction} objects")
     out: list[Edge] = []
-    for i, e in enumerate(edges):  # type: ignore[arg-type]
+    for i, e in enumerate(edges):  # type: ignore[arg-type, var-annotated]
         where = f"edges[{i}]"
         require(isinstance(e, dict), where, "an object with type, target and optional direction")
         unknown = set(e) - {"type", "target", "direction", "properties"}
@@ -39,7 +39,7 @@ def _parse_edges(edges: object) -> list[Edge]:
         require(direction in ("out", "in"), f"{where}.direction", "'out' (this node -> target) or 'in' (target -> this node)")
         props = e.get("properties") or {}
         require(isinstance(props, dict), f"{where}.properties", "an object")
-        out.append(Edge(e["type"], e["target"], direction, props))
+        out.append(Edge(e["type"], e["target"], direction, props))  # type: ignore[arg-type]  # checked above
     return out
 
 

@@ -59,7 +59,7 @@ def _field_text(value: object, field: str) -> str:
             field,
             "text, or a list of short statements",
         )
-        text = "\n".join(f"- {v.strip()}" for v in value if v.strip())  # type: ignore[union-attr]
+        text = "\n".join(f"- {v.strip()}" for v in value if v.strip())  # type: ignore[attr-defined]
     require(len(text) <= MAX_FIELD_CHARS, field, f"at most {MAX_FIELD_CHARS:,} characters")
     return text
 

@@ -80,7 +80,7 @@ def _priority(value: object) -> int:
         require(value.strip().lower() in PRIORITY_NAMES, "priority", f"1 (highest) to 5, or one of {sorted(PRIORITY_NAMES)}")
         return PRIORITY_NAMES[value.strip().lower()]
     require(isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 5, "priority", "1 (highest) to 5, or urgent|high|normal|low|someday")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)  # type: ignore[call-overload]
 
 
 def _task(ctx: ToolContext, task_id: object) -> dict[str, Any]:
