@@ -14,7 +14,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from maxy.conversations import search_messages
 from maxy.errors import ValidationError
-from maxy.graph.guards import Caller, node_guard, related_guard, scope_only_guard
+from maxy.graph.guards import Caller, node_guard, related_guard
 from maxy.plugins import ToolContext
 from maxy.plugins.discovery import load_plugin
 from maxy.search import BASELINE, SearchRequest, hybrid
@@ -66,11 +66,6 @@ def test_related_guard_lets_untagged_nodes_through():
     g = related_guard(Caller("acc-1", ("public",), "alpha"))
     assert "(related.agents IS NULL OR $g_agentSlug IN related.agents)" in g.clause
     assert "related.accountId = $g_accountId" in g.clause
-
-
-def test_scope_only_guard_drops_agent_layer_but_keeps_scope():
-    g = scope_only_guard(Caller("acc-1", ("public",), "alpha"))
-    assert "g_agentSlug" not in g.clause and "g_allowedScopes" in g.clause
 
 
 @pytest.mark.parametrize("var", ["n; MATCH (x) DETACH DELETE x", "N", "1n", "n.x", ""])

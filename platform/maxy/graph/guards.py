@@ -114,7 +114,3 @@ def domain_guard(caller: Caller, var: str = "n") -> Guard:
     v = _check_var(var)
     return Guard(" AND ".join(_view_parts(caller, v)), _params(caller))
 
-
-def scope_only_guard(caller: Caller, var: str = "n") -> Guard:
-    """Keyword subscriptions: every layer except the agent tag (scope-inclusive by design)."""
-    return node_guard(Caller(caller.account_id, caller.allowed_scopes, None), var)
