@@ -24,6 +24,7 @@ def require_dir(parser: argparse.ArgumentParser, directory: Path | None, *files:
     missing = [name for name in files if not (directory / name).is_file()]
     if missing:
         parser.exit(
-            2, f"{parser.prog}: --dir {directory} has no {', '.join(missing)}: pass {HELP} (see docs/search-quality.md)\n"
+            2,
+            f"{parser.prog}: --dir {directory} has no {', '.join(missing)}: pass {HELP} (see docs/search-quality.md)\n",
         )
     return directory

@@ -56,7 +56,8 @@ def main() -> None:
             ingest_s = time.perf_counter() - t0
             chunks = sum(r.chunks for r in results)
             rows = db.read(
-                "MATCH (n:Node {accountId: $a}) RETURN labels(n) AS labels, properties(n) AS props", a=account.account_id
+                "MATCH (n:Node {accountId: $a}) RETURN labels(n) AS labels, properties(n) AS props",
+                a=account.account_id,
             )
             texts = list(dict.fromkeys(t for r in rows if (t := embedding_text(r["labels"], r["props"]))))
             t0 = time.perf_counter()

@@ -131,7 +131,9 @@ def _attachment(record: Any) -> RetrieverResultItem:
 class GraphragRun:
     """One graphrag ranker's queries, metrics and latencies, fed one query at a time."""
 
-    def __init__(self, retriever: HybridRetriever, embedder: MaxyEmbedder, data: BeirData, ranker: str, alpha: float | None):
+    def __init__(
+        self, retriever: HybridRetriever, embedder: MaxyEmbedder, data: BeirData, ranker: str, alpha: float | None
+    ):
         self.retriever, self.embedder, self.data = retriever, embedder, data
         self.ranker, self.alpha = ranker, alpha
         self.name = "neo4j-graphrag HybridRetriever " + (ranker if alpha is None else f"{ranker} a={alpha}")
@@ -231,7 +233,10 @@ def main() -> None:
                 neo4j_database=db.database,
             )
             warnings.filterwarnings("ignore", message="alpha parameter is only used")
-            runs = [GraphragRun(retriever, g_embedder, data, "naive", None), GraphragRun(retriever, g_embedder, data, "linear", ALPHA)]
+            runs = [
+                GraphragRun(retriever, g_embedder, data, "naive", None),
+                GraphragRun(retriever, g_embedder, data, "linear", ALPHA),
+            ]
             for run in runs:
                 run.search("warm up")  # version probe, query plans
             ids = list(data.qrels)

@@ -40,8 +40,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--words", type=int, nargs=2, default=[80, 200], metavar=("MIN", "MAX"),
-                        help="words per text (default: chunk-sized passages, 80-200 words)")
+    parser.add_argument(
+        "--words",
+        type=int,
+        nargs=2,
+        default=[80, 200],
+        metavar=("MIN", "MAX"),
+        help="words per text (default: chunk-sized passages, 80-200 words)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Run the test suite against the real local Neo4j (installed and started by setup.sh).
+# Lint, format and type checks, then the test suite against the real local Neo4j (installed
+# and started by setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash installer/setup.sh >&2
+bash installer/check.sh >&2
 exec .venv/bin/python -m pytest "$@"

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from maxy.accounts import ValidatedAccount, create_account, validate_account
 from maxy.config import Settings, load_settings
 

@@ -48,7 +48,6 @@ class FakeAnthropic(LocalServer):
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-
     def start(self) -> FakeAnthropic:
         fake = self
 
@@ -127,9 +126,6 @@ class FakeAnthropic(LocalServer):
             "stop_sequence": None,
             "usage": {"input_tokens": 42, "output_tokens": 17},
         }
-
-
-
 
 
 if __name__ == "__main__":  # pragma: no cover - manual poking

@@ -104,9 +104,7 @@ class FakeOllama(LocalServer):
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -141,7 +139,3 @@ class FakeOllama(LocalServer):
                 "prompt_eval_count": sum(len(t.split()) for t in inputs),
             },
         )
-
-
-
-

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import neo4j
-
 from maxy.db import Database
 
 

@@ -32,7 +32,11 @@ def in_domain(props: dict[str, Any], caller: Caller) -> bool:
     """The oracle: account, pinned scopes and pinned agent, whatever the soft-delete mark."""
     if props.get("accountId") != caller.account_id:
         return False
-    if caller.allowed_scopes is not None and props.get("scope") is not None and props["scope"] not in caller.allowed_scopes:
+    if (
+        caller.allowed_scopes is not None
+        and props.get("scope") is not None
+        and props["scope"] not in caller.allowed_scopes
+    ):
         return False
     return caller.agent_slug is None or caller.agent_slug in (props.get("agents") or [])
 
@@ -65,6 +69,8 @@ def assert_confined(before: Snapshot, after: Snapshot, caller: Caller) -> None:
             continue
         assert node_id in after_nodes, f"hidden node {node_id} was deleted"
         assert after_nodes[node_id] == node, f"hidden node {node_id} changed: {node} -> {after_nodes[node_id]}"
-        assert incident(after_edges, node_id) == incident(before_edges, node_id), f"relationships of hidden {node_id} changed"
+        assert incident(after_edges, node_id) == incident(before_edges, node_id), (
+            f"relationships of hidden {node_id} changed"
+        )
     for node_id in set(after_nodes) - set(before_nodes) - audit:
         assert in_domain(after_nodes[node_id]["props"], caller), f"created outside the domain: {after_nodes[node_id]}"

@@ -100,8 +100,12 @@ def list_accounts(data_root: Path) -> list[Account]:
             if (str(entry), str(err)) not in _warned:
                 _warned.add((str(entry), str(err)))
                 log_line(
-                    "accounts", "skip", level=logging.WARNING, reason="unreadable-account-json",
-                    path=entry / "account.json", error=str(err)[:200],
+                    "accounts",
+                    "skip",
+                    level=logging.WARNING,
+                    reason="unreadable-account-json",
+                    path=entry / "account.json",
+                    error=str(err)[:200],
                 )
     return found
 
@@ -124,7 +128,9 @@ def create_account(data_root: Path, name: str = "default", account_id: str | Non
     tmp = meta.with_suffix(".tmp")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"accountId": account_id, "name": name.strip(), "createdAt": created}, indent=2) + "\n")
+        tmp.write_text(
+            json.dumps({"accountId": account_id, "name": name.strip(), "createdAt": created}, indent=2) + "\n"
+        )
         os.replace(tmp, meta)
     except OSError as err:
         raise AccountError(
@@ -177,7 +183,5 @@ def validate_account_id_env(settings: Settings) -> ValidatedAccount:
     except AccountError as err:
         log_line("graph-health", "account-id-env", "FATAL", level=logging.ERROR, reason=err.reason)
         raise
-    log_line(
-        "graph-health", "account-id-env", present=True, id=short(validated.account_id), matches_on_disk=True
-    )
+    log_line("graph-health", "account-id-env", present=True, id=short(validated.account_id), matches_on_disk=True)
     return validated

@@ -99,9 +99,7 @@ class Settings(BaseSettings):
             return None
         unknown = [v for v in value if v not in SCOPE_VALUES]
         if unknown:
-            raise ValueError(
-                f"ALLOWED_SCOPES has unknown scope(s) {unknown}; allowed values are {list(SCOPE_VALUES)}"
-            )
+            raise ValueError(f"ALLOWED_SCOPES has unknown scope(s) {unknown}; allowed values are {list(SCOPE_VALUES)}")
         return value
 
     @field_validator("EMBED_DIMENSIONS", mode="before")

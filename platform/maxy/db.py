@@ -48,9 +48,7 @@ class Database:
 
     def _run(self, query: str, params: dict[str, Any], routing: RoutingControl) -> list[dict[str, Any]]:
         try:
-            records, _, _ = self.driver.execute_query(
-                query, params, routing_=routing, database_=self.database
-            )
+            records, _, _ = self.driver.execute_query(query, params, routing_=routing, database_=self.database)
         except (ServiceUnavailable, SessionExpired) as err:
             raise self._unavailable(err) from err
         except AuthError as err:

@@ -36,9 +36,7 @@ def expected_vector_indexes(text: str | None = None) -> dict[str, str]:
 
 def declared_vector_indexes(text: str | None = None) -> dict[str, dict[str, Any]]:
     """Index name -> label and indexed properties (the vector property, then filter properties)."""
-    pattern = re.compile(
-        r"CREATE VECTOR INDEX (\w+) IF NOT EXISTS FOR \(n:(\w+)\) ON n\.(\w+)(?: WITH \[([^\]]*)\])?"
-    )
+    pattern = re.compile(r"CREATE VECTOR INDEX (\w+) IF NOT EXISTS FOR \(n:(\w+)\) ON n\.(\w+)(?: WITH \[([^\]]*)\])?")
     out = {}
     for m in pattern.finditer(text or schema_text()):
         extra = [p.strip().removeprefix("n.") for p in (m.group(4) or "").split(",") if p.strip()]
@@ -142,8 +140,7 @@ def recorded_embedder(db: Database) -> dict[str, Any] | None:
 
 def _record_embedder(db: Database, model: str, dimensions: int) -> None:
     db.write(
-        f"MERGE (m:{META_LABEL} {{key: $key}}) SET m.model = $model, m.dimensions = $dims, "
-        "m.updatedAt = datetime()",
+        f"MERGE (m:{META_LABEL} {{key: $key}}) SET m.model = $model, m.dimensions = $dims, m.updatedAt = datetime()",
         key=_META_KEY,
         model=model,
         dims=dimensions,

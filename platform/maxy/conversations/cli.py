@@ -66,8 +66,12 @@ def register(app: typer.Typer) -> None:
             raise ValidationError("session", "SESSION_ID pins the session; --session cannot change it")
         with Database(settings) as db:
             rows = search_messages(
-                db, Caller.from_settings(settings, validated.account_id), get_embedder(settings), query,
-                session_id=session or settings.SESSION_ID, limit=limit,
+                db,
+                Caller.from_settings(settings, validated.account_id),
+                get_embedder(settings),
+                query,
+                session_id=session or settings.SESSION_ID,
+                limit=limit,
             )
         if json_out:
             emit_json(rows)
@@ -78,5 +82,7 @@ def register(app: typer.Typer) -> None:
             out.print(
                 f"{i:2}. {r['score']:.3f} [{r.get('sessionId') or '-'} {r.get('messageId')}] {r.get('timestamp') or ''} "
                 f"{(r.get('content') or '')[:200]}",
-                markup=False, highlight=False, soft_wrap=True,
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
             )

@@ -105,9 +105,7 @@ def get_embedder(settings: Settings | None = None) -> Embedder:
         settings = get_settings()
     model = (settings.EMBED_MODEL or "").strip()
     if not model:
-        raise ValueError(
-            "EMBED_MODEL is empty; unset it for the embedded bge-small-en-v1.5 or name an Ollama model"
-        )
+        raise ValueError("EMBED_MODEL is empty; unset it for the embedded bge-small-en-v1.5 or name an Ollama model")
     dims = resolve_dimensions(model, settings.EMBED_DIMENSIONS)
     onnx_key = onnx_model_key(model)
     if onnx_key is not None:

@@ -38,15 +38,13 @@ def check_texts(texts: Sequence[str], embedder_name: str) -> list[str]:
     """Validate the input of ``embed`` and return it as a list."""
     if isinstance(texts, str):
         raise EmbeddingError(
-            f"{embedder_name}: embed() takes a sequence of strings, got a single str; "
-            "wrap it in a list: embed([text])"
+            f"{embedder_name}: embed() takes a sequence of strings, got a single str; wrap it in a list: embed([text])"
         )
     out = list(texts)
     for i, text in enumerate(out):
         if not isinstance(text, str):
             raise EmbeddingError(
-                f"{embedder_name}: text #{i} is {type(text).__name__}, not str; "
-                "convert inputs to str before embedding"
+                f"{embedder_name}: text #{i} is {type(text).__name__}, not str; convert inputs to str before embedding"
             )
     return out
 

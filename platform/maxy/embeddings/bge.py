@@ -130,9 +130,7 @@ def extract_jar(jar: Path, dest: Path) -> Path:
 
 
 def _local_m2_jar() -> Path | None:
-    jar = (
-        Path.home() / ".m2" / "repository" / GROUP.replace(".", "/") / ARTIFACT / VERSION / jar_name()
-    )
+    jar = Path.home() / ".m2" / "repository" / GROUP.replace(".", "/") / ARTIFACT / VERSION / jar_name()
     return jar if jar.is_file() else None
 
 

@@ -117,9 +117,7 @@ class OnnxBertEmbedder:
         try:
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
-            raise EmbeddingError(
-                f"cannot read tokenizer {tokenizer_path} ({exc}); {self.repair_hint}"
-            ) from None
+            raise EmbeddingError(f"cannot read tokenizer {tokenizer_path} ({exc}); {self.repair_hint}") from None
         # Shipped tokenizer.json files may carry their own truncation and fixed padding:
         # truncate at this model's limit instead, and pad per batch in _run_batch.
         tokenizer.no_padding()
@@ -133,9 +131,7 @@ class OnnxBertEmbedder:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only; onnxruntime logs to stderr
         try:
-            session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise EmbeddingError(f"onnxruntime cannot load {model_path} ({exc}); {self.repair_hint}") from None
 

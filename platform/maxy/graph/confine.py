@@ -86,7 +86,9 @@ def check_confined(caller: Caller, scope: str | None, agents: Sequence[str] | No
         raise ValidationError(f"{at}{breach.field}", breach.reason)
 
 
-def resolve_update(caller: Caller, old: Visibility, scope: str | None, agents: Sequence[str] | None, at: str = "") -> None:
+def resolve_update(
+    caller: Caller, old: Visibility, scope: str | None, agents: Sequence[str] | None, at: str = ""
+) -> None:
     """Refuse an update whose scope or agents (None: keep) would move a node across the view's border."""
     old_scope, old_agents = old[0], _agents(old[1])
     new_scope = old_scope if scope is None else scope

@@ -113,4 +113,3 @@ def domain_guard(caller: Caller, var: str = "n") -> Guard:
     or purge, live or already soft-deleted."""
     v = _check_var(var)
     return Guard(" AND ".join(_view_parts(caller, v)), _params(caller))
-

@@ -410,9 +410,7 @@ class GraphWriter:
                 edge_rows.setdefault(key, []).append({"from": p.node_id, "to": e["target"], "props": e["props"]})
         for key, rows in edge_rows.items():
             rel_type, direction = key.split(":")
-            pattern = (
-                f"(a)-[r:{quote(rel_type)}]->(b)" if direction == "out" else f"(a)<-[r:{quote(rel_type)}]-(b)"
-            )
+            pattern = f"(a)-[r:{quote(rel_type)}]->(b)" if direction == "out" else f"(a)<-[r:{quote(rel_type)}]-(b)"
             found = tx.run(
                 f"""
                 UNWIND $rows AS row
@@ -526,4 +524,3 @@ class GraphWriter:
             **guard.params,
         )
         return int(result[0]["n"]) if result else 0
-

@@ -12,7 +12,6 @@ from typing import Any
 import typer
 
 
-
 def _writer_context(settings: Any) -> tuple[Any, Any, Any]:
     """Validate ACCOUNT_ID (exit 1 on failure) and open the database."""
     from ..accounts import validate_account_id_env

@@ -626,7 +626,9 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
         real = f.resolve()
         if any(_inside(real, g) for g in guarded):
             skipped.append(
-                SkippedFile(f, "protected-folder", f"{f} is in Maxy's configuration or data folder ({real}): never ingested")
+                SkippedFile(
+                    f, "protected-folder", f"{f} is in Maxy's configuration or data folder ({real}): never ingested"
+                )
             )
         elif folder is not None and not _inside(real, folder):
             skipped.append(SkippedFile(f, "outside-folder", f"{f} links to {real}, outside the folder {folder}"))
@@ -685,7 +687,11 @@ def ingest_paths(
     for skip in collected.skipped:
         result = IngestResult("", skipped=True, reason=skip.reason, note=skip.note, path=str(skip.path))
         log_line(
-            "ingest", "skip", level=logging.WARNING, reason=skip.reason, path=str(skip.path),
+            "ingest",
+            "skip",
+            level=logging.WARNING,
+            reason=skip.reason,
+            path=str(skip.path),
             accountId=short(writer.account.account_id),
         )
         results.append(result)

@@ -32,6 +32,7 @@ from .hierarchy import check_attachment_id
 DEFAULT_GRACE_DAYS = 7
 PURGE_BATCH_ROWS = 1000
 
+
 def _soft_delete_query(caller: Caller) -> tuple[str, dict[str, Any]]:
     d, n = domain_guard(caller, "d"), domain_guard(caller, "n")
     query = f"""

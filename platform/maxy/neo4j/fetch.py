@@ -90,9 +90,7 @@ def jars_ready(version: str) -> bool:
 
 def _check_version(version: str) -> None:
     if not _VERSION_OK.match(version):
-        raise Neo4jFetchError(
-            f"NEO4J_VERSION={version!r} does not look like a Neo4j version (e.g. 2026.08.1)."
-        )
+        raise Neo4jFetchError(f"NEO4J_VERSION={version!r} does not look like a Neo4j version (e.g. 2026.08.1).")
 
 
 def _tail(text: str, lines: int = 40) -> str:
@@ -113,9 +111,7 @@ def ensure_neo4j_jars(version: str, java: JavaInfo | None = None) -> Path:
     version_dir.mkdir(parents=True, exist_ok=True)
     with open(version_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (
-            lib / COMPLETE_MARKER
-        ).is_file():  # another process finished while we waited
+        if (lib / COMPLETE_MARKER).is_file():  # another process finished while we waited
             return lib
         return _download(version, lib, java)
 
@@ -179,10 +175,7 @@ def _download(version: str, lib: Path, java: JavaInfo | None) -> Path:
             )
         jars = sorted(p.name for p in out_dir.glob("*.jar"))
         (out_dir / COMPLETE_MARKER).write_text(
-            json.dumps(
-                {"version": version, "jars": len(jars), "fetched_at": time.time()}
-            )
-            + "\n"
+            json.dumps({"version": version, "jars": len(jars), "fetched_at": time.time()}) + "\n"
         )
         (version_dir / "pom.xml").write_text(render_pom(version))
         if lib.exists():  # a leftover without marker (older, interrupted layout)

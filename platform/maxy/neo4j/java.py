@@ -21,8 +21,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from ..errors import MaxyError
 from pathlib import Path
+
+from ..errors import MaxyError
 
 MIN_JAVA_MAJOR = 21
 
@@ -113,11 +114,7 @@ def _list_modules(path: str) -> frozenset[str]:
         )
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
-    return frozenset(
-        line.split("@", 1)[0].strip()
-        for line in proc.stdout.splitlines()
-        if line.strip()
-    )
+    return frozenset(line.split("@", 1)[0].strip() for line in proc.stdout.splitlines() if line.strip())
 
 
 def _jvm_dir_candidates() -> list[str]:
@@ -164,8 +161,7 @@ def _explicit_java(explicit: str, min_major: int) -> JavaInfo:
         )
     if result[0] < min_major:
         raise JavaNotFoundError(
-            f"MAXY_JAVA={explicit} is Java {result[1]}, but Neo4j needs Java {min_major}+.\n"
-            + _help(min_major)
+            f"MAXY_JAVA={explicit} is Java {result[1]}, but Neo4j needs Java {min_major}+.\n" + _help(min_major)
         )
     return JavaInfo(path, result[0], "MAXY_JAVA", result[1])
 
@@ -225,8 +221,7 @@ def find_java(min_major: int = MIN_JAVA_MAJOR) -> JavaInfo:
         return info
     checked = "\n".join(f"  - {line}" for line in search.rejected) or "  - (no candidates)"
     raise JavaNotFoundError(
-        f"Neo4j needs Java {min_major} or newer, and none was found.\nChecked:\n{checked}\n"
-        + _help(min_major)
+        f"Neo4j needs Java {min_major} or newer, and none was found.\nChecked:\n{checked}\n" + _help(min_major)
     )
 
 

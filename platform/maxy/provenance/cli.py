@@ -68,9 +68,9 @@ def register(app: typer.Typer) -> None:
             out.print(f"(no {kind} tasks)")
             return
         for r in rows:
-            produced = ", ".join(
-                f"{','.join(e['labels'])}:{e.get('name') or e['nodeId']}" for e in r["produced"]
-            ) or "-"
+            produced = (
+                ", ".join(f"{','.join(e['labels'])}:{e.get('name') or e['nodeId']}" for e in r["produced"]) or "-"
+            )
             out.print(
                 f"{r['taskId']}\t{r['status']}\t{r.get('completedAt') or r.get('startedAt') or '-'}\t{produced}",
                 highlight=False,

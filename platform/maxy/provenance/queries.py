@@ -36,7 +36,9 @@ def _text(value: object, field: str) -> str:
     return value.strip()
 
 
-def produced_by_conversation(db: Database, caller: Caller, session_id: str, *, limit: int = 500) -> list[dict[str, Any]]:
+def produced_by_conversation(
+    db: Database, caller: Caller, session_id: str, *, limit: int = 500
+) -> list[dict[str, Any]]:
     """One row per (entity, task) produced during the conversation; ``via`` is "task" or "conversation"."""
     started = time.perf_counter()
     sid = _text(session_id, "conversation")

@@ -37,7 +37,9 @@ MAX_KEYWORD_CHARS = 100
 def _parse_when(value: object) -> datetime:
     if value is None:
         return datetime.now(UTC)
-    require(isinstance(value, str) and bool(value.strip()), "occurredAt", "an ISO 8601 date-time, e.g. 2026-05-07T06:00:00Z")
+    require(
+        isinstance(value, str) and bool(value.strip()), "occurredAt", "an ISO 8601 date-time, e.g. 2026-05-07T06:00:00Z"
+    )
     text = value.strip()  # type: ignore[attr-defined]
     try:
         when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
@@ -92,7 +94,12 @@ def memory_report_write(
             ms=round((time.perf_counter() - started) * 1000),
             idempotent=1,
         )
-        return {"reportId": rid, "title": stored.get("title"), "occurredAt": stored.get("occurredAt"), "idempotent": True}
+        return {
+            "reportId": rid,
+            "title": stored.get("title"),
+            "occurredAt": stored.get("occurredAt"),
+            "idempotent": True,
+        }
 
     conv = active_conversation(ctx)
     source = conv["nodeId"] if conv is not None else account_admin_user(ctx.db, ctx.caller, lambda: ctx.writer(SYSTEM))

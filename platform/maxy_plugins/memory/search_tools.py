@@ -110,7 +110,12 @@ def conversation_search(ctx: ToolContext, query: str, limit: int = 10, sessionId
         raise ToolError("sessionId: SESSION_ID is pinned for this server; a tool argument cannot change it")
     session = ctx.session_id or sessionId
     rows = search_messages(
-        ctx.db, ctx.caller, ctx.embedder, query, session_id=session, limit=limit,
+        ctx.db,
+        ctx.caller,
+        ctx.embedder,
+        query,
+        session_id=session,
+        limit=limit,
         config=SearchConfig.from_settings(ctx.settings, base=MESSAGE_SEARCH),
     )
     return _render_messages(rows)

@@ -36,7 +36,11 @@ def _parse_edges(edges: object) -> list[Edge]:
         require(isinstance(e.get("type"), str), f"{where}.type", "a relationship type is required")
         require(isinstance(e.get("target"), str), f"{where}.target", "the target's nodeId is required")
         direction = {"outgoing": "out", "incoming": "in"}.get(e.get("direction") or "out", e.get("direction") or "out")
-        require(direction in ("out", "in"), f"{where}.direction", "'out' (this node -> target) or 'in' (target -> this node)")
+        require(
+            direction in ("out", "in"),
+            f"{where}.direction",
+            "'out' (this node -> target) or 'in' (target -> this node)",
+        )
         props = e.get("properties") or {}
         require(isinstance(props, dict), f"{where}.properties", "an object")
         out.append(Edge(e["type"], e["target"], direction, props))  # type: ignore[arg-type]  # checked above
@@ -99,7 +103,9 @@ def memory_write(
             source = conv["nodeId"]
     if source == nodeId:
         source = None  # never a self-loop when the conversation (or task) itself is updated
-    if source is not None and not any(e.type == "PRODUCED" and e.direction == "in" and e.target == source for e in parsed):
+    if source is not None and not any(
+        e.type == "PRODUCED" and e.direction == "in" and e.target == source for e in parsed
+    ):
         parsed.insert(0, Edge("PRODUCED", source, "in"))  # before the write: the provenance check sees it
     result = w.write(NodeSpec(labels, properties, edges=parsed, node_id=nodeId, scope=scope, agents=agents))
     return {

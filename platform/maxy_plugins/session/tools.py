@@ -92,7 +92,13 @@ def session_compact(
     aboutUser: str | list[str],
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    values = {"asked": asked, "done": done, "decisions": decisions, "workInProgress": workInProgress, "aboutUser": aboutUser}
+    values = {
+        "asked": asked,
+        "done": done,
+        "decisions": decisions,
+        "workInProgress": workInProgress,
+        "aboutUser": aboutUser,
+    }
     briefing = {key: _field_text(v, key) for key, v in values.items()}
     require(any(briefing.values()), "asked", "the briefing is empty: fill in at least one field")
     text = _render_briefing(briefing)
@@ -121,7 +127,12 @@ def session_compact(
         chars=len(text),
         ms=round((time.perf_counter() - started) * 1000),
     )
-    return {"conversationId": conv["nodeId"], "sessionId": conv.get("sessionId") or key, "compactedAt": compacted_at, "created": created}
+    return {
+        "conversationId": conv["nodeId"],
+        "sessionId": conv.get("sessionId") or key,
+        "compactedAt": compacted_at,
+        "created": created,
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,7 +161,9 @@ def render_session_context(data: dict[str, Any]) -> str:
         lines = [f"## Open tasks ({len(tasks)} of {total}, by priority)"]
         for t in tasks:
             step = f" — last step: {t['lastStep']}" if t.get("lastStep") else ""
-            lines.append(f"- [P{t.get('priority')}] {t.get('title')} ({t.get('kind') or 'task'}, {t.get('status')}, taskId {t.get('taskId')}){step}")
+            lines.append(
+                f"- [P{t.get('priority')}] {t.get('title')} ({t.get('kind') or 'task'}, {t.get('status')}, taskId {t.get('taskId')}){step}"
+            )
         sections.append("\n".join(lines))
     alerts = data.get("alerts") or []
     if alerts:

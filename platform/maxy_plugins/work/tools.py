@@ -55,7 +55,11 @@ def _storable(value: Any) -> Any:
         return value
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
         return list(value)
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
         return list(value)
     return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
 
@@ -77,9 +81,15 @@ def _input_properties(inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _priority(value: object) -> int:
     if isinstance(value, str):
-        require(value.strip().lower() in PRIORITY_NAMES, "priority", f"1 (highest) to 5, or one of {sorted(PRIORITY_NAMES)}")
+        require(
+            value.strip().lower() in PRIORITY_NAMES, "priority", f"1 (highest) to 5, or one of {sorted(PRIORITY_NAMES)}"
+        )
         return PRIORITY_NAMES[value.strip().lower()]
-    require(isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 5, "priority", "1 (highest) to 5, or urgent|high|normal|low|someday")
+    require(
+        isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 5,
+        "priority",
+        "1 (highest) to 5, or urgent|high|normal|low|someday",
+    )
     return int(value)  # type: ignore[call-overload]
 
 
@@ -120,7 +130,11 @@ def work_create(
     raisedDuringConversationKey: str | None = None,
     priority: int | str | None = None,
 ) -> dict[str, Any]:
-    require(isinstance(kind, str) and bool(_KIND_RE.match(kind)), "kind", "a lower-case slug such as cloudflare-tunnel-login")
+    require(
+        isinstance(kind, str) and bool(_KIND_RE.match(kind)),
+        "kind",
+        "a lower-case slug such as cloudflare-tunnel-login",
+    )
     title_ = check_text(title, "title", limit=500, required=False) or kind
     require(inputs is None or isinstance(inputs, dict), "inputs", "an object of field names to values")
     require(inputSchema is None or isinstance(inputSchema, dict), "inputSchema", "a JSON schema object")
@@ -171,7 +185,12 @@ def work_create(
         inputs=len(safe_inputs),
         redacted=sum(1 for v in _flatten(safe_inputs) if v == "[redacted]"),
     )
-    return {"taskId": task_id, "kind": kind, "status": "running", "raisedDuring": conv.get("sessionId") if conv else None}
+    return {
+        "taskId": task_id,
+        "kind": kind,
+        "status": "running",
+        "raisedDuring": conv.get("sessionId") if conv else None,
+    }
 
 
 def _flatten(value: Any) -> list[Any]:
@@ -197,7 +216,9 @@ def work_update(
     step: str | None = None,
     note: str | None = None,
 ) -> dict[str, Any]:
-    require(status is not None or step is not None or note is not None, "status", "give at least one of status, step, note")
+    require(
+        status is not None or step is not None or note is not None, "status", "give at least one of status, step, note"
+    )
     if status is not None:
         require(status in STATUSES, "status", f"one of {', '.join(STATUSES)}")
         require(status not in DONE_STATUSES, "status", "use work-complete to finish a task")
@@ -224,7 +245,11 @@ def work_update(
         status=changes.get("status", props.get("status")),
         step=step_ or "-",
     )
-    return {"taskId": task["nodeId"], "status": changes.get("status", props.get("status")), "stepCount": changes.get("stepCount", props.get("stepCount", 0))}
+    return {
+        "taskId": task["nodeId"],
+        "status": changes.get("status", props.get("status")),
+        "stepCount": changes.get("stepCount", props.get("stepCount", 0)),
+    }
 
 
 @tool(
@@ -263,7 +288,11 @@ def work_complete(
     update_node(
         ctx,
         task,
-        {"status": status, "completedAt": completed_at, "producedCount": int(props.get("producedCount") or 0) + len(produced)},
+        {
+            "status": status,
+            "completedAt": completed_at,
+            "producedCount": int(props.get("producedCount") or 0) + len(produced),
+        },
         edges=[Edge("PRODUCED", pid, "out") for pid in produced],
     )
     duration = _ms_since(props.get("startedAt"))

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from maxy.accounts import create_account, list_accounts, validate_account, validate_account_id_env
 from maxy.config import load_settings
 from maxy.errors import AccountError, ValidationError

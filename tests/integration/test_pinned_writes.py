@@ -58,8 +58,11 @@ def seed(db: Any, embedder: Any, settings: Any, account: Any, other: Any, tmp: P
     s = settings.model_copy(update={"ACCOUNT_ID": account.account_id, "SESSION_NODE_ID": ADMIN_SESSION})
     admin = pinned_context(s, "admin", account, db=db, embedder=embedder)
     note = mem.memory_write(
-        admin, labels=["Note"], properties={"name": "launch plan", "text": "admin only: the launch moves to Friday"},
-        scope="admin", agents=["ag1"],
+        admin,
+        labels=["Note"],
+        properties={"name": "launch plan", "text": "admin only: the launch moves to Friday"},
+        scope="admin",
+        agents=["ag1"],
     )["nodeId"]
     foreign = GraphWriter(db, other, None).write(NodeSpec(["Note"], {"name": "theirs"})).node_id
     private = tmp / "private"
@@ -93,7 +96,11 @@ async def probe(s: ClientSession, seeded: Seeded) -> dict[str, Any]:
     for name, target in (("edge", seeded.note), ("edge_absent", "never-2"), ("edge_foreign", seeded.foreign)):
         r[name] = await call(
             "memory-write",
-            {"labels": ["Note"], "properties": {"name": "pointer"}, "edges": [{"type": "RELATED_TO", "target": target}]},
+            {
+                "labels": ["Note"],
+                "properties": {"name": "pointer"},
+                "edges": [{"type": "RELATED_TO", "target": target}],
+            },
         )
     r["delete"] = await call("memory-delete", {"attachmentId": seeded.attachment})
     r["delete_absent"] = await call("memory-delete", {"attachmentId": "file:000000000000000000000000"})
@@ -106,7 +113,9 @@ async def probe(s: ClientSession, seeded: Seeded) -> dict[str, Any]:
         "memory-write", {"labels": ["Note"], "properties": {"name": "opening hours", "text": "the shop opens at nine"}}
     )
     own = json.loads(text(r["own"]))["nodeId"]
-    r["own_update"] = await call("memory-write", {"labels": ["Note"], "properties": {"text": "nine to five"}, "nodeId": own})
+    r["own_update"] = await call(
+        "memory-write", {"labels": ["Note"], "properties": {"text": "nine to five"}, "nodeId": own}
+    )
     r["escape"] = await call("memory-write", {"labels": ["Note"], "properties": {}, "nodeId": own, "scope": "admin"})
     r["tag_other"] = await call("memory-write", {"labels": ["Note"], "properties": {"name": "x"}, "agents": ["ag2"]})
     r["task"] = await call("work-create", {"kind": "probe"})
@@ -124,7 +133,9 @@ def same_refusal(a: Any, a_id: str, b: Any, b_id: str) -> bool:
     return a.is_error and b.is_error and text(a).replace(a_id, "<ID>") == text(b).replace(b_id, "<ID>")
 
 
-def check(db: Any, account: Any, seeded: Seeded, r: dict[str, Any], before: Any, accounts: list[str], stdio: bool) -> None:
+def check(
+    db: Any, account: Any, seeded: Seeded, r: dict[str, Any], before: Any, accounts: list[str], stdio: bool
+) -> None:
     view = Caller(account.account_id, VIEW_SCOPES, VIEW_AGENT)
     # widening a hidden node through a tool argument: refused, and the refusal confirms nothing
     assert same_refusal(r["widen"], seeded.note, r["widen_absent"], "never-1"), text(r["widen"])
@@ -174,14 +185,21 @@ def scene(db, embedder, settings, account, make_account, tmp_path):
 def test_pinned_stdio_server_from_the_generated_config(db, account, data_root: Path, tmp_path: Path, scene) -> None:
     seeded, accounts, before = scene
     config = build_client_config(
-        discover_plugins(None), "admin", settings=load_settings(DATA_ROOT=data_root, ACCOUNT_ID=account.account_id),
-        agent_slug="ag1", scopes=["public"], command=CLI,
+        discover_plugins(None),
+        "admin",
+        settings=load_settings(DATA_ROOT=data_root, ACCOUNT_ID=account.account_id),
+        agent_slug="ag1",
+        scopes=["public"],
+        command=CLI,
     )
     env = dict(config["mcpServers"]["memory"]["env"], SESSION_NODE_ID=ADMIN_SESSION)
     assert (env["ALLOWED_SCOPES"], env["AGENT_SLUG"]) == ("public", "ag1")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "platform"), str(REPO)])
     params = StdioServerParameters(
-        command=CLI[0], args=[*CLI[1:], "mcp", "serve", "memory", "work", "session", "--role", "admin"], env=env, cwd=str(REPO)
+        command=CLI[0],
+        args=[*CLI[1:], "mcp", "serve", "memory", "work", "session", "--role", "admin"],
+        env=env,
+        cwd=str(REPO),
     )
 
     async def run() -> dict[str, Any]:

@@ -15,8 +15,8 @@ import httpx2
 import pytest
 from maxy.mcp.keys import create_api_key
 
+from tests.mcp.test_mcp_http import _serving
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env
-from tests.test_mcp_http import _serving
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 INIT_PARAMS = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}

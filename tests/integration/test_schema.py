@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from maxy.errors import SchemaError
 from maxy.graph.allowlist import INDEXED_LABELS, SEARCHABLE_LABELS
 from maxy.graph.text import _BODY_PROPS, _HEAD_PROPS
@@ -19,7 +18,7 @@ from maxy.schema import (
     statements,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_root_schema_file_is_the_packaged_one():
@@ -163,7 +162,10 @@ def test_vectors_from_before_models_were_recorded_are_checked_by_re_embedding(db
     from maxy.schema import _record_embedder, legacy_vectors_match, recorded_embedder
 
     GraphWriter(db, account, embedder).write_many(
-        [NodeSpec(["Event"], {"name": f"Legacy {i}", "description": f"an event stored long ago, number {i}"}) for i in range(3)]
+        [
+            NodeSpec(["Event"], {"name": f"Legacy {i}", "description": f"an event stored long ago, number {i}"})
+            for i in range(3)
+        ]
     )
     assert legacy_vectors_match(db, embedder, account_id=account.account_id) is True
     assert legacy_vectors_match(db, _OtherModel(embedder), account_id=account.account_id) is False

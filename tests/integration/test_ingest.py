@@ -43,7 +43,7 @@ from maxy.ingest.hierarchy import section_node_id
 
 from tests.fake_anthropic import FakeAnthropic
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

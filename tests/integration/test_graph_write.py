@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-
 from maxy.embeddings.base import EmbeddingError
 from maxy.errors import GraphWriteError, SchemaError, ValidationError
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
@@ -49,7 +48,9 @@ def writer(db, account, embedder):
 
 def test_write_stamps_identity_scope_agents_and_embeds(db, writer, account, embedder):
     result = writer.write(
-        NodeSpec(["Service"], {"name": "Boiler repair", "description": "Fixes boilers"}, scope="public", agents=["alpha"])
+        NodeSpec(
+            ["Service"], {"name": "Boiler repair", "description": "Fixes boilers"}, scope="public", agents=["alpha"]
+        )
     )
     assert result.created and result.embedded and result.provenance is None
     n = node(db, result.node_id)
@@ -127,7 +128,10 @@ def test_edge_to_another_accounts_node_is_refused_and_nothing_written(db, writer
     foreign = other.write(NodeSpec(["Note"], {"name": "theirs"}))
     with pytest.raises(GraphWriteError) as exc:
         writer.write_many(
-            [NodeSpec(["Note"], {"name": "a"}), NodeSpec(["Note"], {"name": "b"}, edges=[Edge("ABOUT", foreign.node_id)])]
+            [
+                NodeSpec(["Note"], {"name": "a"}),
+                NodeSpec(["Note"], {"name": "b"}, edges=[Edge("ABOUT", foreign.node_id)]),
+            ]
         )
     assert exc.value.reason == "not-writable"
     assert count_nodes(db, account.account_id) == 0
@@ -195,7 +199,9 @@ def test_batched_write_many(db, account, embedder):
 
 
 def test_partial_update_keeps_scope_agents_and_embeds_the_merged_text(db, writer, embedder):
-    first = writer.write(NodeSpec(["Service"], {"name": "Boiler repair", "description": "gas boilers"}, scope="admin", agents=["alpha"]))
+    first = writer.write(
+        NodeSpec(["Service"], {"name": "Boiler repair", "description": "gas boilers"}, scope="admin", agents=["alpha"])
+    )
     writer.write(NodeSpec(["Service"], {"phone": "0123"}, node_id=first.node_id))
     n = node(db, first.node_id)
     assert n["scope"] == "admin" and n["agents"] == ["alpha"], "an update that names no scope keeps it"

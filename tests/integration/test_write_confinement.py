@@ -65,7 +65,9 @@ seeded_node = st.fixed_dictionaries(
 )
 writers = st.fixed_dictionaries(
     {
-        "scopes": st.sampled_from([None, ("public",), ("public", "shared"), ("shared",), ("admin",), ("public", "admin")]),
+        "scopes": st.sampled_from(
+            [None, ("public",), ("public", "shared"), ("shared",), ("admin",), ("public", "admin")]
+        ),
         "agent": st.sampled_from([None, None, "a", "b"]),
         "session": st.sampled_from([None, "s-0", "s-1"]),
     }
@@ -98,7 +100,9 @@ def _visible_parts(node: dict[str, Any]) -> tuple[str | None, list[str] | None]:
     return node["scope"], list(node["agents"]) if node["agents"] is not None else None
 
 
-def seed(db: Any, mine: Any, theirs: Any, nodes: list[dict[str, Any]], edges: list[tuple[int, int]]) -> list[dict[str, Any]]:
+def seed(
+    db: Any, mine: Any, theirs: Any, nodes: list[dict[str, Any]], edges: list[tuple[int, int]]
+) -> list[dict[str, Any]]:
     """Write the random graph as an unpinned admin would have; returns each node with its id and account."""
     used: set[str] = set()
     out: list[dict[str, Any]] = []
@@ -107,10 +111,10 @@ def seed(db: Any, mine: Any, theirs: Any, nodes: list[dict[str, Any]], edges: li
         a = acc.account_id
         label, k = n["label"], n["key"]
         natural = {
-            "Report": lambda: report_node_id(a, f"report {k}", MINUTE),
-            "KnowledgeDocument": lambda: document_node_id(a, f"att-{k}"),
-            "Conversation": lambda: conversation_node_id(a, f"s-{k}"),
-            "AdminUser": lambda: admin_user_node_id(a),
+            "Report": lambda a=a, k=k: report_node_id(a, f"report {k}", MINUTE),
+            "KnowledgeDocument": lambda a=a, k=k: document_node_id(a, f"att-{k}"),
+            "Conversation": lambda a=a, k=k: conversation_node_id(a, f"s-{k}"),
+            "AdminUser": lambda a=a: admin_user_node_id(a),
         }.get(label)
         node_id = natural() if natural else f"seed-{uuid.uuid4().hex[:12]}"
         if node_id in used:
@@ -125,7 +129,9 @@ def seed(db: Any, mine: Any, theirs: Any, nodes: list[dict[str, Any]], edges: li
             "AdminUser": {"name": "Account admin"},
         }[label]
         scope, agents = _visible_parts(n)
-        GraphWriter(db, acc, None, created_by="system").write(NodeSpec([label], props, node_id=node_id, scope=scope, agents=agents))
+        GraphWriter(db, acc, None, created_by="system").write(
+            NodeSpec([label], props, node_id=node_id, scope=scope, agents=agents)
+        )
         entry = {**n, "id": node_id, "account": a}
         out.append(entry)
         if label == "KnowledgeDocument":
@@ -237,6 +243,7 @@ def _call(op: tuple, graph: list[dict[str, Any]], tmp: Path) -> ToolCall:
 
 def _hidden_target(op: tuple, graph: list[dict[str, Any]], caller: Caller) -> tuple[str, str] | None:
     """(argument path, hidden id) when the op aims at a node outside the domain, for the twin call."""
+
     def outside(i: int) -> bool:
         if i >= len(graph):
             return False
@@ -302,13 +309,20 @@ def plugins():
     who=writers,
     ops=operations,
 )
-def test_writes_never_reach_outside_the_writers_domain(db, embedder, data_root, tmp_path, plugins, nodes, edges, who, ops) -> None:
+def test_writes_never_reach_outside_the_writers_domain(
+    db, embedder, data_root, tmp_path, plugins, nodes, edges, who, ops
+) -> None:
     mine = validate_account(data_root, create_account(data_root, "mine").account_id)
     theirs = validate_account(data_root, create_account(data_root, "theirs").account_id)
     try:
         graph = seed(db, mine, theirs, nodes, edges)
-        pins = {"DATA_ROOT": data_root, "ACCOUNT_ID": mine.account_id, "ALLOWED_SCOPES": list(who["scopes"]) if who["scopes"] else None,
-                "AGENT_SLUG": who["agent"], "SESSION_NODE_ID": who["session"]}
+        pins = {
+            "DATA_ROOT": data_root,
+            "ACCOUNT_ID": mine.account_id,
+            "ALLOWED_SCOPES": list(who["scopes"]) if who["scopes"] else None,
+            "AGENT_SLUG": who["agent"],
+            "SESSION_NODE_ID": who["session"],
+        }
         base = pinned_context(load_settings(**pins), "admin", mine, db=db, embedder=embedder)
         caller = base.caller
         server = create_mcp_server(plugins, "admin", lambda plugin, headers: replace(base, plugin=plugin))
@@ -347,4 +361,3 @@ def test_writes_never_reach_outside_the_writers_domain(db, embedder, data_root, 
     finally:
         purge_account(db, mine.account_id)
         purge_account(db, theirs.account_id)
-

@@ -57,7 +57,11 @@ def test_an_update_moves_visibility_only_between_confined_states(caller: Caller,
     final_s = old_s if new_s is None else new_s
     final_a = old_agents if new_a is None else sorted(set(new_a))
     changed = (final_s, final_a) != (old_s, old_agents)
-    allowed = not caller.pinned or not changed or (is_confined(caller, old_s, old_a) and is_confined(caller, final_s, final_a))
+    allowed = (
+        not caller.pinned
+        or not changed
+        or (is_confined(caller, old_s, old_a) and is_confined(caller, final_s, final_a))
+    )
     if allowed:
         resolve_update(caller, (old_s, old_a), new_s, new_a)
     else:

@@ -12,7 +12,6 @@ import uuid
 from pathlib import Path
 
 import anyio
-import pytest
 from maxy.config import load_settings
 from maxy.mcp.bridge import DEFAULT_TIMEOUT_S, fetch_memory_context
 from maxy.mcp.clientconfig import build_client_config

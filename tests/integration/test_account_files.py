@@ -138,7 +138,13 @@ def _cli(*args: str, data: Path, account: str) -> subprocess.CompletedProcess[st
     env.update({"DATA_ROOT": str(data), "ACCOUNT_ID": account, "MAXY_LOG_LEVEL": "WARNING"})
     return subprocess.run(
         [sys.executable, "-m", "maxy", *args],
-        check=False, env=env, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180,
+        check=False,
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
 
 
@@ -198,7 +204,13 @@ def test_setup_never_replaces_a_broken_current_account(tmp_path: Path) -> None:
     (config / ".env").write_text(f"ACCOUNT_ID={only.account_id}\n")
     proc = subprocess.run(
         [sys.executable, "-m", "maxy", "setup", "--skip-neo4j"],
-        check=False, env=env, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+        check=False,
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 1 and len(errors) == 1 and str(only.path) in errors[0], proc.stderr

@@ -16,8 +16,8 @@ from maxy.mcp.keys import create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.mcp.test_mcp_http import _serving
 from tests.plugins_fixture.helpers import text
-from tests.test_mcp_http import _serving
 
 HEADERS = {
     "accept": "application/json, text/event-stream",

@@ -36,8 +36,11 @@ def test_read_commands_refuse_an_account_that_is_not_on_disk(
     conversation = writer.write(NodeSpec(["Conversation"], {"sessionId": "zanzibar-session", "title": "harbour"}))
     written = writer.write_many(
         [
-            NodeSpec(["Note"], {"name": "zanzibar lighthouse", "text": "the keeper's log"},
-                     edges=[Edge("PRODUCED", conversation.node_id, direction="in")]),
+            NodeSpec(
+                ["Note"],
+                {"name": "zanzibar lighthouse", "text": "the keeper's log"},
+                edges=[Edge("PRODUCED", conversation.node_id, direction="in")],
+            ),
             NodeSpec(["Message"], {"content": "zanzibar lighthouse at dusk", "role": "user", "sessionId": "s1"}),
             NodeSpec(["Task"], {"title": "zanzibar lighthouse survey", "kind": "survey", "status": "completed"}),
         ]

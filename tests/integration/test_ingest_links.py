@@ -33,7 +33,10 @@ def test_collect_files_judges_every_file_by_its_real_path(tmp_path: Path) -> Non
     folder, protected = _tree(tmp_path)
     found = collect_files([folder], protected=[protected])
     assert found.files == [folder / "a.md", folder / "sub" / "b.txt"]
-    assert {(s.path.name, s.reason) for s in found.skipped} == {("out.md", "outside-folder"), ("env.txt", "protected-folder")}
+    assert {(s.path.name, s.reason) for s in found.skipped} == {
+        ("out.md", "outside-folder"),
+        ("env.txt", "protected-folder"),
+    }
     assert all(str(s.path) in s.note for s in found.skipped)
     # a named file is judged by the protected folders only (it was chosen on purpose)
     named = collect_files([folder / "out.md", protected / "secret.txt"], protected=[protected])
@@ -43,7 +46,9 @@ def test_collect_files_judges_every_file_by_its_real_path(tmp_path: Path) -> Non
     assert config_dir().resolve() in protected_folders()
 
 
-def test_cli_ingest_skips_a_link_to_the_config_env_and_writes_with_its_pins(db, account, data_root: Path, tmp_path: Path) -> None:
+def test_cli_ingest_skips_a_link_to_the_config_env_and_writes_with_its_pins(
+    db, account, data_root: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "shared"
     folder.mkdir()
     (folder / "notes.md").write_text("# Notes\n\nThe ferry leaves at noon.\n")
@@ -66,5 +71,6 @@ def test_cli_ingest_skips_a_link_to_the_config_env_and_writes_with_its_pins(db, 
     )
     assert rows and {(r["scope"], tuple(r["agents"])) for r in rows} == {("public", ("ag1",))}
     password = load_settings().NEO4J_PASSWORD
-    assert password and not any(password in json.dumps({k: v for k, v in r["p"].items() if k != "embedding"}) for r in rows)
-
+    assert password and not any(
+        password in json.dumps({k: v for k, v in r["p"].items() if k != "embedding"}) for r in rows
+    )

@@ -32,7 +32,7 @@ from maxy.neo4j import (
 )
 from maxy.neo4j.fetch import POM_XML, jars_ready
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # Starts with "-" so every server test also proves neo4j-admin takes it as the password, not an option.
 PASSWORD = "-maxy-test-" + os.urandom(6).hex()
 
@@ -66,9 +66,7 @@ def _run(rt: Neo4jRuntime, query: str, **params):
 @pytest.fixture(scope="module")
 def runtime(tmp_path_factory):
     home = tmp_path_factory.mktemp("neo4j-runtime") / "home"
-    rt = Neo4jRuntime(
-        home, _free_port(), PASSWORD, DEFAULT_VERSION, heap="512m", pagecache="128m"
-    )
+    rt = Neo4jRuntime(home, _free_port(), PASSWORD, DEFAULT_VERSION, heap="512m", pagecache="128m")
     yield rt
     rt.stop(timeout=30)
 
@@ -114,21 +112,13 @@ def test_ensure_password_generates_and_stores_0600(monkeypatch, tmp_path):
     env = tmp_path / "cfg" / ".env"
     assert stat.S_IMODE(env.stat().st_mode) == 0o600
     text = env.read_text()
-    assert (
-        f"NEO4J_PASSWORD={password}" in text
-        and "NEO4J_URI=bolt://127.0.0.1:17999" in text
-    )
+    assert f"NEO4J_PASSWORD={password}" in text and "NEO4J_URI=bolt://127.0.0.1:17999" in text
     # already set -> returned unchanged, nothing generated
-    assert (
-        ensure_password(settings.model_copy(update={"NEO4J_PASSWORD": "given-pass"}))
-        == "given-pass"
-    )
+    assert ensure_password(settings.model_copy(update={"NEO4J_PASSWORD": "given-pass"})) == "given-pass"
 
 
 def test_unmanaged_settings_never_launch(tmp_path):
-    settings = Settings(
-        NEO4J_URI="neo4j+s://example.databases.neo4j.io", NEO4J_PASSWORD="x" * 12
-    )
+    settings = Settings(NEO4J_URI="neo4j+s://example.databases.neo4j.io", NEO4J_PASSWORD="x" * 12)
     assert not settings.neo4j_is_managed
     rt = Neo4jRuntime.from_settings(settings)
     assert not rt.managed
@@ -143,9 +133,7 @@ def test_port_conflict_is_a_clear_error(tmp_path):
         squatter.bind(("127.0.0.1", 0))
         squatter.listen(1)
         port = squatter.getsockname()[1]
-        rt = Neo4jRuntime(
-            tmp_path / "home", port, PASSWORD, heap="256m", pagecache="64m"
-        )
+        rt = Neo4jRuntime(tmp_path / "home", port, PASSWORD, heap="256m", pagecache="64m")
         with pytest.raises(PortInUseError) as err:
             rt.start(timeout=30)
     message = str(err.value)
@@ -166,11 +154,7 @@ def test_logs_tail_and_follow(tmp_path):
     assert [next(follow), next(follow)] == ["line 10", "line 11"]
     follow.close()
     status = rt.status()
-    assert (
-        status["running"] is False
-        and status["pid"] is None
-        and status["bolt_reachable"] is False
-    )
+    assert status["running"] is False and status["pid"] is None and status["bolt_reachable"] is False
 
 
 # -- neo4j-admin only (no server) ---------------------------------------------------------------
@@ -202,9 +186,7 @@ def test_passwords_that_look_like_options_or_at_files_are_set_verbatim(tmp_path)
         result = Neo4jRuntime(home, _free_port(), password, DEFAULT_VERSION).install()
         assert result.password_set
         assert _auth_ini_holds(home / "data" / "dbms" / "auth.ini", password), password
-    assert not _auth_ini_holds(
-        home / "data" / "dbms" / "auth.ini", "decoy-password-1234"
-    )
+    assert not _auth_ini_holds(home / "data" / "dbms" / "auth.ini", "decoy-password-1234")
 
 
 def test_a_failed_initial_password_says_why_and_what_to_do(tmp_path):
@@ -262,9 +244,7 @@ def test_start_query_status_stop(runtime):
     again = runtime.start()
     assert again.already_running and again.pid == result.pid and again.ms < 5000
     assert any("Started." in line for line in runtime.logs(lines=200))
-    _run(
-        runtime, "CREATE (:MaxyRuntimeTest {k: 'restart', v: 42})"
-    )  # read back after the restart
+    _run(runtime, "CREATE (:MaxyRuntimeTest {k: 'restart', v: 42})")  # read back after the restart
 
     stopped = runtime.stop()
     assert stopped.was_running and stopped.clean and not stopped.killed
@@ -276,27 +256,17 @@ def test_start_query_status_stop(runtime):
 def test_data_survives_restart(runtime):
     assert runtime.running_pid() is None  # stopped cleanly by the previous test
     assert not runtime.start().already_running
-    assert _run(
-        runtime, "MATCH (n:MaxyRuntimeTest {k: 'restart'}) RETURN n.v AS v"
-    ) == [{"v": 42}]
+    assert _run(runtime, "MATCH (n:MaxyRuntimeTest {k: 'restart'}) RETURN n.v AS v") == [{"v": 42}]
 
 
 def test_wrong_password_is_a_clear_error(runtime):
     runtime.start()
-    wrong = Neo4jRuntime(
-        runtime.home, runtime.port, "definitely-wrong-pw", heap="512m", pagecache="128m"
-    )
+    wrong = Neo4jRuntime(runtime.home, runtime.port, "definitely-wrong-pw", heap="512m", pagecache="128m")
     with pytest.raises(Neo4jAuthError) as err:
         wrong.start(timeout=30)
-    assert "rejected the password" in str(err.value) and "NEO4J_PASSWORD" in str(
-        err.value
-    )
+    assert "rejected the password" in str(err.value) and "NEO4J_PASSWORD" in str(err.value)
     status = wrong.status()
-    assert (
-        status["running"]
-        and status["auth_ok"] is False
-        and not status["bolt_reachable"]
-    )
+    assert status["running"] and status["auth_ok"] is False and not status["bolt_reachable"]
     assert runtime.status()["bolt_reachable"]  # the server itself is untouched
 
 
@@ -308,14 +278,8 @@ def test_unmanaged_ensure_running_only_checks_connectivity(runtime):
         NEO4J_PASSWORD=PASSWORD,
     )
     status = ensure_running(settings)
-    assert (
-        status["managed"] is False
-        and status["bolt_reachable"]
-        and status["pid"] is None
-    )
-    assert (
-        status["edition"] == "community" and "externally managed" in status["message"]
-    )
+    assert status["managed"] is False and status["bolt_reachable"] and status["pid"] is None
+    assert status["edition"] == "community" and "externally managed" in status["message"]
 
 
 def test_sigkill_then_start_recovers(runtime):
@@ -330,14 +294,10 @@ def test_sigkill_then_start_recovers(runtime):
 
     second = runtime.start(timeout=120)
     assert not second.already_running and second.pid != first.pid
-    rows = _run(
-        runtime, "MATCH (n:MaxyRuntimeTest) RETURN n.k AS k, n.v AS v ORDER BY k"
-    )
+    rows = _run(runtime, "MATCH (n:MaxyRuntimeTest) RETURN n.k AS k, n.v AS v ORDER BY k")
     assert rows == [{"k": "crash", "v": 7}, {"k": "restart", "v": 42}]
     debug = list(runtime.logs(lines=5000, which="debug"))
-    assert any(
-        "Recovery" in line and "completed" in line for line in debug
-    )  # tx log replayed
+    assert any("Recovery" in line and "completed" in line for line in debug)  # tx log replayed
     assert runtime.stop().clean
 
 
@@ -358,9 +318,7 @@ def test_ensure_running_managed_end_to_end(monkeypatch, tmp_path):
         assert status["started"] and status["running"] and status["bolt_reachable"]
         assert status["home"] == str(tmp_path / "cfg" / "neo4j")
         reloaded = load_settings()
-        assert (
-            reloaded.NEO4J_PASSWORD and reloaded.NEO4J_URI == f"bolt://127.0.0.1:{port}"
-        )
+        assert reloaded.NEO4J_PASSWORD and reloaded.NEO4J_URI == f"bolt://127.0.0.1:{port}"
         again = ensure_running(reloaded)
         assert again["started"] is False and again["pid"] == status["pid"]
     finally:

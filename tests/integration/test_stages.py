@@ -15,7 +15,7 @@ from maxy.search import BASELINE, SearchRequest, hybrid
 from maxy.search import query_expansion as expansion
 from maxy.search.classifier import classify
 
-from .fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import FakeAnthropic
 
 
 # ---- LLM stages against the fake Messages API ----------------------------------------
@@ -299,7 +299,7 @@ def test_the_cli_fuses_subscriptions_like_the_tool(db, account, subscribed, data
     boosted_id, _ = subscribed
     env = {**os.environ, "DATA_ROOT": str(data_root), "ACCOUNT_ID": account.account_id, "KNOWLEDGE_KEYWORDS": "pricing",
            "MAXY_GS_BOOSTS": "true", "MAXY_LOG_LEVEL": "WARNING"}  # fmt: skip
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
         [sys.executable, "-m", "maxy", "search", "pricing tiers", "--json", "--expand-hops", "0"],
         env=env, cwd=repo, capture_output=True, text=True, timeout=180, check=False,

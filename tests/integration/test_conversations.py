@@ -22,15 +22,30 @@ ROWS = [
     ("c1", "c1/s1", "D1:2", "Ben", "That's wonderful! What breed is it?", "2023-05-08T13:56:00", None),
     ("c1", "c1/s1", "D1:3", "Ana", "A beagle puppy named Pepper.", "2023-05-08T13:56:00", "a beagle puppy on a rug"),
     ("c1", "c1/s2", "D2:1", "Ben", "I started pottery classes on Tuesdays.", "2023-06-01T10:00:00", None),
-    ("c1", "c1/s2", "D2:2", "Ana", "Pottery sounds relaxing, send me a photo of your first bowl!", "2023-06-01T10:00:00", None),
+    (
+        "c1",
+        "c1/s2",
+        "D2:2",
+        "Ana",
+        "Pottery sounds relaxing, send me a photo of your first bowl!",
+        "2023-06-01T10:00:00",
+        None,
+    ),
 ]
 
 
 def write_jsonl(path: Path, rows) -> Path:
     with path.open("w") as fh:
         for conv, session, mid, speaker, content, ts, caption in rows:
-            row = {"conversation": conv, "session": session, "id": mid, "speaker": speaker, "role": "user",
-                   "content": content, "timestamp": ts}
+            row = {
+                "conversation": conv,
+                "session": session,
+                "id": mid,
+                "speaker": speaker,
+                "role": "user",
+                "content": content,
+                "timestamp": ts,
+            }
             if caption:
                 row["image_caption"] = caption
             fh.write(json.dumps(row) + "\n")
@@ -51,9 +66,11 @@ def test_specs_carry_transcript_line_context_and_links(tmp_path):
 
 @pytest.mark.parametrize(
     ("row", "field"),
-    [({"conversation": "c", "session": "s", "id": "1", "speaker": "", "content": "x"}, "speaker"),
-     ({"conversation": "c", "session": "s", "speaker": "a", "content": "x"}, "id"),
-     ("not an object", "object")],
+    [
+        ({"conversation": "c", "session": "s", "id": "1", "speaker": "", "content": "x"}, "speaker"),
+        ({"conversation": "c", "session": "s", "speaker": "a", "content": "x"}, "id"),
+        ("not an object", "object"),
+    ],
 )
 def test_bad_lines_name_the_problem(row, field):
     with pytest.raises(ValidationError) as exc:
@@ -88,8 +105,24 @@ def test_eval_reports_recall_overall_and_by_category(db, embedder, data_root, tm
     folder.mkdir()
     write_jsonl(folder / "messages.jsonl", ROWS)
     (folder / "questions.jsonl").write_text(
-        json.dumps({"conversation": "c1", "question": "What is the name of Ana's beagle?", "evidence": ["D1:3"], "category": "single-hop"}) + "\n"
-        + json.dumps({"conversation": "c1", "question": "When does Ben go to pottery?", "evidence": ["D2:1"], "category": "temporal"}) + "\n"
+        json.dumps(
+            {
+                "conversation": "c1",
+                "question": "What is the name of Ana's beagle?",
+                "evidence": ["D1:3"],
+                "category": "single-hop",
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "conversation": "c1",
+                "question": "When does Ben go to pottery?",
+                "evidence": ["D2:1"],
+                "category": "temporal",
+            }
+        )
+        + "\n"
     )
     settings = load_settings(DATA_ROOT=data_root)
     result = evaluate(settings, db, embedder, folder)
@@ -97,8 +130,12 @@ def test_eval_reports_recall_overall_and_by_category(db, embedder, data_root, tm
     assert result["overall"]["recall@25"] == 1.0 and 0.0 <= result["overall"]["recall@5"] <= 1.0
     assert set(result["by_category"]) == {"single-hop", "temporal"}
     env = dict(os.environ, DATA_ROOT=str(data_root))
-    proc = subprocess.run([sys.executable, "-m", "maxy", "eval", "conversations", str(folder), "--json"],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxy", "eval", "conversations", str(folder), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data["overall"]) == {"recall@5", "recall@10", "recall@25"} and data["questions"] == 2
@@ -113,9 +150,20 @@ def test_a_busy_account_never_crowds_one_session_out(db, account, embedder):
 
     w = GraphWriter(db, account, embedder)
     w.write_many(
-        [NodeSpec(["Message"], {"content": f"Bo: my boiler is broken again ({i})", "sessionId": "busy", "messageId": f"b{i}"}) for i in range(130)]
+        [
+            NodeSpec(
+                ["Message"],
+                {"content": f"Bo: my boiler is broken again ({i})", "sessionId": "busy", "messageId": f"b{i}"},
+            )
+            for i in range(130)
+        ]
     )
-    w.write(NodeSpec(["Message"], {"content": "Al: the heating at the cottage stopped working", "sessionId": "quiet", "messageId": "q1"}))
+    w.write(
+        NodeSpec(
+            ["Message"],
+            {"content": "Al: the heating at the cottage stopped working", "sessionId": "quiet", "messageId": "q1"},
+        )
+    )
     rows = search_messages(db, Caller(account.account_id), embedder, "my boiler is broken", session_id="quiet", limit=5)
     assert [r["messageId"] for r in rows] == ["q1"]
 
@@ -125,14 +173,16 @@ def test_session_search_survives_a_failing_filtered_search(db, make_account, emb
     docs/neo4j-vector-filter-bug.md), the exact fallback scans only the asked session."""
     from maxy.search import clear_index_cache
 
-    from .faults import FilteredSearchFails
+    from tests.faults import FilteredSearchFails
 
     acct = make_account("session-fallback")
     import_messages(GraphWriter(db, acct, embedder), read_messages(write_jsonl(tmp_path / "m.jsonl", ROWS)))
     caller = Caller(acct.account_id)
     normal = search_messages(db, caller, embedder, "dog pottery", session_id="c1/s2", limit=10)
     try:
-        fallback = search_messages(FilteredSearchFails(db), caller, embedder, "dog pottery", session_id="c1/s2", limit=10)
+        fallback = search_messages(
+            FilteredSearchFails(db), caller, embedder, "dog pottery", session_id="c1/s2", limit=10
+        )
         assert fallback and {r["sessionId"] for r in fallback} == {"c1/s2"}
         assert [r["messageId"] for r in fallback] == [r["messageId"] for r in normal]
     finally:

@@ -3,8 +3,8 @@ reads are routed as reads and writes as writes."""
 
 from __future__ import annotations
 
+import neo4j
 import pytest
-
 from maxy.config import load_settings
 from maxy.db import Database
 from maxy.errors import DatabaseUnavailable
@@ -30,7 +30,7 @@ def test_routing_uri_reads_and_writes_without_launching_anything(neo4j_ready, ac
         hits = hybrid(db, Caller(account.account_id), SearchRequest("routed write"), embedder).hits
         assert written.node_id in {h.node_id for h in hits}
         # A write sent as a read is refused by the server: proof the routing flag is honoured.
-        with pytest.raises(Exception):
+        with pytest.raises(neo4j.exceptions.Neo4jError):
             db.read("CREATE (:Node {nodeId: 'should-not-exist'})")
         db.write("MATCH (n:Node {nodeId: $id}) DETACH DELETE n", id=written.node_id)
 

@@ -18,7 +18,7 @@ from maxy.search.format import OUTPUT_BUDGET, project, render
 from maxy.search.hits import Hit, Related
 from maxy.search.reindex import count_missing, reindex
 
-from .test_graph_write import BrokenEmbedder
+from tests.integration.test_graph_write import BrokenEmbedder
 
 
 @pytest.fixture()
@@ -333,7 +333,7 @@ def test_cli_search_json(db, account, embedder, shop, data_root):
 def test_vector_path_falls_back_when_the_filtered_search_fails_in_the_server(db, account, embedder, shop, caplog):
     """Fault injection around the real database: every filtered SEARCH fails as Neo4j 2026.08
     was seen failing; the exact fallback still answers, with every guard applied."""
-    from .faults import FilteredSearchFails
+    from tests.faults import FilteredSearchFails
 
     caplog.set_level(logging.INFO, logger="maxy")
     faulty = FilteredSearchFails(db)

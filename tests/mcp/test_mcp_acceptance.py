@@ -22,7 +22,10 @@ def test_generated_admin_config_end_to_end(db, account, data_root: Path, tmp_pat
     out = tmp_path / ".mcp.json"
     proc = subprocess.run(
         [sys.executable, "-m", "maxy", "mcp", "config", "--role", "admin", "--out", str(out)],
-        capture_output=True, text=True, env=env, cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO),
     )
     assert proc.returncode == 0, proc.stderr
     server = json.loads(out.read_text())["mcpServers"]["memory"]
@@ -37,13 +40,21 @@ def test_generated_admin_config_end_to_end(db, account, data_root: Path, tmp_pat
                 tools = {t.name: t for t in (await s.list_tools()).tools}
                 wrote = await s.call_tool(
                     "memory-report-write",
-                    {"title": "Daily briefing 2026-11-22", "body": "Three boilers serviced; one invoice overdue.",
-                     "keywords": ["daily-briefing", "2026-11-22"], "sourceWorkflow": "daily-briefing"},
+                    {
+                        "title": "Daily briefing 2026-11-22",
+                        "body": "Three boilers serviced; one invoice overdue.",
+                        "keywords": ["daily-briefing", "2026-11-22"],
+                        "sourceWorkflow": "daily-briefing",
+                    },
                 )
                 again = await s.call_tool(
                     "memory-report-write",
-                    {"title": "Daily briefing 2026-11-22", "body": "Three boilers serviced; one invoice overdue.",
-                     "keywords": ["daily-briefing", "2026-11-22"], "sourceWorkflow": "daily-briefing"},
+                    {
+                        "title": "Daily briefing 2026-11-22",
+                        "body": "Three boilers serviced; one invoice overdue.",
+                        "keywords": ["daily-briefing", "2026-11-22"],
+                        "sourceWorkflow": "daily-briefing",
+                    },
                 )
                 latest = await s.call_tool("memory-report-read-latest", {"keyword": "daily-briefing"})
                 found = await s.call_tool("memory-search", {"query": "overdue invoice", "limit": 5})
