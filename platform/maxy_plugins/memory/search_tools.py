@@ -12,9 +12,16 @@ from typing import Any
 
 from maxy.conversations import search_messages
 from maxy.plugins import ToolContext, ToolError, require, tool, tool_errors
-from maxy.search import MESSAGE_SEARCH, SearchConfig, SearchRequest, hybrid
-from maxy.search.config import subscribed_keywords
-from maxy.search.format import OUTPUT_BUDGET, project, render
+from maxy.search import (
+    MESSAGE_SEARCH,
+    OUTPUT_BUDGET,
+    SearchConfig,
+    SearchRequest,
+    hybrid,
+    project,
+    render,
+    subscribed_keywords,
+)
 
 MESSAGE_CONTENT_CHARS = 4_000
 
