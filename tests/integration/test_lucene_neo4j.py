@@ -1,12 +1,10 @@
-"""The one function that turns user text into Lucene query text."""
+"""Whatever the user types, the Lucene query text it becomes runs on the real full-text index."""
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from maxy.search.lucene import build_query, terms
-
-SPECIAL = '\\+-!():^[]"{}~*?|&/'
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

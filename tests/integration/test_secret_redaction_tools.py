@@ -1,6 +1,6 @@
-"""Secrets never reach the graph: redaction by normalised substring of the key name (short
-words such as pin or pass only whole), for Task inputs and the audit trail's input and output,
-checked as pure functions and end to end through the plugins' tools over the real Neo4j."""
+"""Secrets never reach the graph, end to end: work-create's Task and the audit trail's input
+and output hold no secret value, through the plugins' tools over the real Neo4j (the
+redaction functions themselves are tested in ``tests/unit/test_secret_redaction.py``)."""
 
 from __future__ import annotations
 
@@ -14,71 +14,6 @@ from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
 from maxy.secrets import REDACTED
 from mcp import Client
-
-SECRET_WORDS = [
-    "password",
-    "passwd",
-    "passphrase",
-    "secret",
-    "token",
-    "apikey",
-    "api_key",
-    "privatekey",
-    "private-key",
-    "credential",
-    "credentials",
-    "accesskey",
-    "authorization",
-    "cookie",
-    "bearer",
-    "signingkey",
-    "sessionkey",
-    "pwd",
-]
-SHORT_WORDS = ["pin", "otp", "cvv", "pass", "auth", "ssn"]
-COMPOUND = [
-    "apiToken",
-    "dbPassword",
-    "github_token",
-    "awsSecretAccessKey",
-    "X-Api-Key",
-    "client_secret_value",
-    "myPrivateKeyPem",
-    "DB_PASSWD",
-    "DB_PASS",
-    "db.pass",
-    "refresh-token",
-    "SMTP_CREDENTIALS",
-    "sessionKey",
-    "pwd",
-    "PIN",
-    "userPin",
-    "PINCode",
-    "otp",
-    "basic_auth",
-    "Authorization",
-    "Cookie",
-    "x-amz-security-token",
-]
-PLAIN = [
-    "hostname",
-    "keywords",
-    "keywordsText",
-    "title",
-    "name",
-    "sessionId",
-    "shipping",
-    "author",
-    "description",
-    "spinner",
-    "hotpot",
-    "passenger",
-    "compassion",
-    "bypass",
-    "authorName",
-    "nodeId",
-    "completedAt",
-]
 
 
 def test_work_create_stores_no_secret_on_the_task_or_in_the_audit(db, account, embedder, data_root: Path) -> None:

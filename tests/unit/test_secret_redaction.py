@@ -1,6 +1,6 @@
 """Secrets never reach the graph: redaction by normalised substring of the key name (short
 words such as pin or pass only whole), for Task inputs and the audit trail's input and output,
-checked as pure functions and end to end through the plugins' tools over the real Neo4j."""
+checked as pure functions (end to end through the tools: ``tests/integration/test_secret_redaction_tools.py``)."""
 
 from __future__ import annotations
 
