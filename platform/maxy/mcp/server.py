@@ -39,7 +39,6 @@ from ..accounts import ValidatedAccount, validate_account_id_env
 from ..config import Settings, load_settings
 from ..db import Database
 from ..errors import ConfigError, MaxyError
-from ..graph.guards import Caller
 from ..logs import log_line, short
 from ..plugins.api import PINNED_ARGUMENTS, ROLES, Role, ToolContext, ToolError, ToolSpec
 from ..plugins.discovery import LoadedPlugin, PluginTool
@@ -356,17 +355,7 @@ def pinned_context(
     embedder: Any,
 ) -> ToolContext:
     """The ToolContext for pins already checked (account validated, public pins present)."""
-    return ToolContext(
-        settings=settings,
-        role=role,
-        caller=Caller.from_settings(settings, account.account_id),
-        account=account,
-        embedder=embedder,
-        session_id=settings.SESSION_ID,
-        session_node_id=settings.SESSION_NODE_ID,
-        knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
-        _db=db,
-    )
+    return ToolContext.pinned_by(settings, account, role=role, embedder=embedder, db=db)
 
 
 class EnvContexts:

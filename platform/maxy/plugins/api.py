@@ -115,6 +115,31 @@ class ToolContext:
     plugin: str = ""
     _db: Database | None = field(default=None, repr=False)
 
+    @classmethod
+    def pinned_by(
+        cls,
+        settings: Settings,
+        account: ValidatedAccount,
+        *,
+        role: Role,
+        embedder: Embedder | None,
+        db: Database | None = None,
+        plugin: str = "",
+    ) -> ToolContext:
+        """The context the environment's pins give a validated account (what a server builds)."""
+        return cls(
+            settings=settings,
+            role=role,
+            caller=Caller.from_settings(settings, account.account_id),
+            account=account,
+            embedder=embedder,
+            session_id=settings.SESSION_ID,
+            session_node_id=settings.SESSION_NODE_ID,
+            knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
+            plugin=plugin,
+            _db=db,
+        )
+
     @property
     def db(self) -> Database:
         if self._db is None:

@@ -58,18 +58,7 @@ def cli_context(settings: Any = None, plugin: str = "") -> ToolContext:
     plugin's command to call the same code its tools run."""
     from ..accounts import validate_account
     from ..config import load_settings
-    from ..graph.guards import Caller
 
     settings = settings or load_settings()
     account = validate_account(settings.data_root, settings.ACCOUNT_ID)
-    return ToolContext(
-        settings=settings,
-        role="admin",
-        caller=Caller.from_settings(settings, account.account_id),
-        account=account,
-        embedder=None,
-        session_id=settings.SESSION_ID,
-        session_node_id=settings.SESSION_NODE_ID,
-        knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
-        plugin=plugin,
-    )
+    return ToolContext.pinned_by(settings, account, role="admin", embedder=None, plugin=plugin)
