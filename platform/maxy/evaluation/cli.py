@@ -29,12 +29,13 @@ def register(app: typer.Typer) -> None:
         from ..embeddings import get_embedder
         from ..schema import apply_schema
         from ..search import BASELINE, SearchConfig
+        from ..search.config import FUSIONS
         from .beir import ensure_corpus, eval_account, load_beir, run_queries
 
-        if fusion not in ("weighted", "rrf", "vector", "bm25"):
-            raise typer.BadParameter("one of weighted, rrf, vector, bm25", param_hint="--fusion")
-        config = SearchConfig.from_settings(load_settings(), base=BASELINE.with_(fusion=fusion))
+        if fusion not in FUSIONS:
+            raise typer.BadParameter(f"one of {', '.join(FUSIONS)}", param_hint="--fusion")
         settings = load_settings()
+        config = SearchConfig.from_settings(settings, base=BASELINE.with_(fusion=fusion))
         data = load_beir(directory, split)
         embedder = get_embedder(settings)
         with Database(settings) as db:

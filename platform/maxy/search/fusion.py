@@ -6,7 +6,7 @@ by :func:`mode_for`, from the planned fusion and the paths that answered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from .hits import Hit
 
@@ -71,15 +71,17 @@ def _keep_best(seen: Hit, hit: Hit) -> None:
         seen.ranks[name] = min(rank, seen.ranks.get(name, rank))
 
 
+def minmax(values: Sequence[float]) -> list[float]:
+    """Each value min-max scaled into [0, 1] within the list; all equal (or one) -> 1.0."""
+    lo, hi = (min(values), max(values)) if values else (0.0, 0.0)
+    return [1.0 if hi == lo else (v - lo) / (hi - lo) for v in values]
+
+
 def normalise_bm25(hits: Iterable[Hit]) -> None:
     """Min-max scale raw BM25 into [0, 1] within the set; all equal (or one) -> 1.0."""
     scored = [h for h in hits if h.bm25_raw is not None]
-    if not scored:
-        return
-    raws = [h.bm25_raw for h in scored if h.bm25_raw is not None]
-    lo, hi = min(raws), max(raws)
-    for h in scored:
-        h.bm25_score = 1.0 if hi == lo else ((h.bm25_raw or 0.0) - lo) / (hi - lo)
+    for h, scaled in zip(scored, minmax([h.bm25_raw or 0.0 for h in scored]), strict=True):
+        h.bm25_score = scaled
 
 
 def vector_inputs(hits: Iterable[Hit], vector_norm: str = "cosine") -> dict[str, float]:
@@ -97,11 +99,7 @@ def vector_inputs(hits: Iterable[Hit], vector_norm: str = "cosine") -> dict[str,
         raise ValueError(f"vector_norm must be one of {', '.join(VECTOR_NORMS)}, got {vector_norm!r}")
     found = [h for h in hits if any(name.startswith("vector:") for name in h.ranks)]
     out = {h.node_id: 0.0 for h in hits}
-    if found:
-        lo = min(h.vector_score for h in found)
-        hi = max(h.vector_score for h in found)
-        for h in found:
-            out[h.node_id] = 1.0 if hi == lo else (h.vector_score - lo) / (hi - lo)
+    out.update(zip((h.node_id for h in found), minmax([h.vector_score for h in found]), strict=True))
     return out
 
 

@@ -12,6 +12,7 @@ from ..db import Database
 from ..graph.guards import Caller, node_guard
 from .bm25 import bm25_search
 from .config import SearchConfig
+from .fusion import minmax
 from .hits import Hit
 from .indexes import fulltext_available
 from .retrieve import Where
@@ -32,7 +33,7 @@ def keyword_list(db: Database, where: Where, config: SearchConfig, run: SearchRu
     found: dict[str, Hit] = {}
     if fulltext_available(db):
         for lst in bm25_search(db, scoped, config.keywords, where.labels, where.k):
-            for h, score in zip(lst, _minmax([h.bm25_raw or 0.0 for h in lst]), strict=True):
+            for h, score in zip(lst, minmax([h.bm25_raw or 0.0 for h in lst]), strict=True):
                 _note(found, h.node_id, h.labels, score)
     for r in _tagged(db, scoped, config.keywords, where):
         _note(found, r["id"], r["labels"], 1.0)
@@ -49,11 +50,6 @@ def _note(found: dict[str, Hit], node_id: str, labels: list[str], score: float) 
         found[node_id] = Hit(node_id, list(labels), keyword_score=score)
     elif score > seen.keyword_score:
         seen.keyword_score = score
-
-
-def _minmax(values: list[float]) -> list[float]:
-    lo, hi = (min(values), max(values)) if values else (0.0, 0.0)
-    return [1.0 if hi == lo else (v - lo) / (hi - lo) for v in values]
 
 
 def _tagged(db: Database, caller: Caller, keywords: tuple[str, ...], where: Where) -> list[dict]:
