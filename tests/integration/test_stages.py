@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 
 import pytest
 from maxy.config import load_settings
@@ -16,6 +17,7 @@ from maxy.search import query_expansion as expansion
 from maxy.search.classifier import classify
 
 from tests.fake_anthropic import FakeAnthropic
+from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
 
 # ---- LLM stages against the fake Messages API ----------------------------------------
@@ -290,19 +292,13 @@ def test_subscriptions_are_fused_once_so_boosts_and_limits_hold(db, account, emb
     assert "keyword=2" in line
 
 
-def test_the_cli_fuses_subscriptions_like_the_tool(db, account, subscribed, data_root, tmp_path):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def test_the_cli_fuses_subscriptions_like_the_tool(db, account, subscribed, data_root):
     boosted_id, _ = subscribed
-    env = {**os.environ, "DATA_ROOT": str(data_root), "ACCOUNT_ID": account.account_id, "KNOWLEDGE_KEYWORDS": "pricing",
-           "MAXY_GS_BOOSTS": "true", "MAXY_LOG_LEVEL": "WARNING"}  # fmt: skip
-    repo = Path(__file__).resolve().parents[2]
+    env = child_env(data_root, ACCOUNT_ID=account.account_id, KNOWLEDGE_KEYWORDS="pricing")
+    env.update(MAXY_GS_BOOSTS="true", MAXY_LOG_LEVEL="WARNING")
     proc = subprocess.run(
-        [sys.executable, "-m", "maxy", "search", "pricing tiers", "--json", "--expand-hops", "0"],
-        env=env, cwd=repo, capture_output=True, text=True, timeout=180, check=False,
+        [*CLI, "search", "pricing tiers", "--json", "--expand-hops", "0"],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
