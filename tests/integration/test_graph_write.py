@@ -206,5 +206,5 @@ def test_partial_update_keeps_scope_agents_and_embeds_the_merged_text(db, writer
     n = node(db, first.node_id)
     assert n["scope"] == "admin" and n["agents"] == ["alpha"], "an update that names no scope keeps it"
     assert n["name"] == "Boiler repair" and n["phone"] == "0123"
-    expected = embedder.embed(["Boiler repair\ngas boilers"])[0]
+    expected = embedder.embed(["Boiler repair\ngas boilers\nphone: 0123"])[0]  # an entity embeds its other values
     assert n["embedding"] == pytest.approx(expected, abs=1e-5), "the embedding covers the merged properties"

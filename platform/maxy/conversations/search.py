@@ -44,11 +44,13 @@ def search_messages(
     *,
     session_id: str | None = None,
     limit: int = 10,
+    after: str | None = None,
+    before: str | None = None,
     config: Any = None,
 ) -> list[dict[str, Any]]:
     """Messages for ``query``, best first: the hybrid pipeline (vector through
     ``message_embedding`` + BM25, guards on both) restricted to Message nodes and, when
-    given, to one session. Rows: messageId, nodeId, role, content, timestamp, sessionId,
+    given, to one session and to messages sent in [after, before). Rows: messageId, nodeId, role, content, timestamp, sessionId,
     speaker, score, mode. ``config`` defaults to the message-search preset; keyword
     subscriptions never apply to messages."""
     from ..search import MESSAGE_SEARCH, SearchRequest, hybrid
@@ -61,6 +63,8 @@ def search_messages(
         labels=("Message",),
         expand_hops=0,
         session_id=sid,
+        after=after,
+        before=before,
     )
     response = hybrid(db, caller, request, embedder, (config or MESSAGE_SEARCH).with_(keywords=()))
     rows = []

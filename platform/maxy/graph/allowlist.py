@@ -11,8 +11,10 @@ from collections.abc import Iterable
 
 from ..errors import ValidationError
 
-# One cosine vector index each (schema.cypher), named <snake_case>_embedding.
-INDEXED_LABELS: tuple[str, ...] = (
+# Operator-meaningful labels: the entity_search full-text index covers all of them, and each has
+# its own cosine vector index (schema.cypher), named <snake_case>_embedding, so any entity an agent
+# writes is found by meaning as well as by its words.
+SEARCHABLE_LABELS: tuple[str, ...] = (
     "Question",
     "DefinedTerm",
     "Review",
@@ -31,14 +33,6 @@ INDEXED_LABELS: tuple[str, ...] = (
     "Event",
     "Workflow",
     "Preference",
-)
-
-# Embedded on write: the indexed labels, plus Report (its title+body is embedded; a
-# report_embedding index added to schema.cypher would make it vector-searchable at once).
-EMBEDDED_LABELS: tuple[str, ...] = INDEXED_LABELS + ("Report",)
-
-# Operator-meaningful labels: the entity_search full-text index covers all of them.
-SEARCHABLE_LABELS: tuple[str, ...] = INDEXED_LABELS + (
     "Organization",
     "Company",
     "Concept",
@@ -60,6 +54,30 @@ SEARCHABLE_LABELS: tuple[str, ...] = INDEXED_LABELS + (
     "Article",
     "Alert",
     "Briefing",
+    "Fact",
+)
+
+# Every searchable label is vector-indexed and embedded on write.
+INDEXED_LABELS: tuple[str, ...] = SEARCHABLE_LABELS
+EMBEDDED_LABELS: tuple[str, ...] = INDEXED_LABELS
+
+# Labels whose nodes are things with a name (people, organisations, places, products, concepts,
+# projects ...): a write naming one that already exists in the caller's view resolves to it.
+ENTITY_LABELS: frozenset[str] = frozenset(
+    {
+        "Person",
+        "Organization",
+        "Company",
+        "LocalBusiness",
+        "Place",
+        "Product",
+        "Service",
+        "Concept",
+        "DefinedTerm",
+        "Project",
+        "Topic",
+        "Skill",
+    }
 )
 
 # Labels a writer may use that are not searched as entities (audit, infrastructure,
@@ -116,12 +134,25 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
         "DEFINES",
         "TAGGED",
         "SUBSCRIBES_TO",
+        "SUPERSEDED_BY",
     }
 )
 
 # Written only by the graph layer itself; a caller never sets them directly.
 RESERVED_PROPERTIES: frozenset[str] = frozenset(
-    {"accountId", "nodeId", "embedding", "createdAt", "updatedAt", "deletedAt", "createdBy", "scope", "agents"}
+    {
+        "accountId",
+        "nodeId",
+        "embedding",
+        "createdAt",
+        "updatedAt",
+        "deletedAt",
+        "createdBy",
+        "scope",
+        "agents",
+        "nameKey",
+        "aliasKeys",
+    }
 )
 
 # Sources that count as provenance for gated labels (checked against the full labels() list).

@@ -97,6 +97,13 @@ def node_guard(caller: Caller, var: str = "n") -> Guard:
     return Guard(" AND ".join([f"{v}.deletedAt IS NULL", *_view_parts(caller, v)]), _params(caller))
 
 
+def both(first: Guard, second: Guard | None) -> Guard:
+    """``first AND second`` (their parameter names must not collide)."""
+    if second is None or second.clause == "true":
+        return first
+    return Guard(f"{first.clause} AND {second.clause}", {**first.params, **second.params})
+
+
 def related_guard(caller: Caller, var: str = "related") -> Guard:
     """Layer 4: nodes reached through a relationship. Untagged nodes pass the agent check."""
     v = _check_var(var)

@@ -1,7 +1,10 @@
 """Which text of a node is embedded.
 
 Nodes that carry a ``summary`` are embedded by it (the KnowledgeDocument hierarchy's
-semantic anchors); other nodes by their title/name plus their main text.
+semantic anchors); other nodes by their title/name plus their main text. An entity (a person,
+an organisation, a product ...) often has no main text: its other short descriptive values
+follow as ``key: value`` lines ("jobTitle: engineer"), so what an agent wrote about it is
+what its vector means.
 """
 
 from __future__ import annotations
@@ -9,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .allowlist import EMBEDDED_LABELS
+from .allowlist import EMBEDDED_LABELS, ENTITY_LABELS, RESERVED_PROPERTIES
 
 MAX_EMBED_CHARS = 4000
 
 _HEAD_PROPS = ("title", "name", "displayName", "headline", "subject", "question")
 _BODY_PROPS = ("description", "body", "content", "text", "answer", "reviewBody", "compiledTruth", "notes", "caption")
+# Values that say nothing about what an entity is (ids, links, times).
+_NOT_DESCRIPTIVE = frozenset({"url", "sameAs", "image", "slug", "validFrom", "validUntil", "evidence", "source"})
+MAX_DESCRIPTIVE_CHARS = 300
 
 
 def is_embedded(labels: Sequence[str]) -> bool:
@@ -32,5 +38,25 @@ def embedding_text(labels: Sequence[str], props: Mapping[str, Any]) -> str | Non
     else:
         body = [str(props[p]).strip() for p in _BODY_PROPS if isinstance(props.get(p), str) and props[p].strip()]
         parts = head + body
+        if ENTITY_LABELS.intersection(labels):
+            parts += _descriptive(props)
     text = "\n".join(dict.fromkeys(parts))  # drop exact repeats, keep order
     return text[:MAX_EMBED_CHARS] or None
+
+
+def _descriptive(props: Mapping[str, Any]) -> list[str]:
+    """``key: value`` lines for an entity's other short text, number and list values."""
+    lines = []
+    for key, value in sorted(props.items()):
+        if key in _HEAD_PROPS or key in _BODY_PROPS or key in _NOT_DESCRIPTIVE or key in RESERVED_PROPERTIES:
+            continue
+        if key.endswith("Id") or key == "summary":
+            continue
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value if isinstance(v, (str, int, float)))
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            continue
+        text = str(value).strip()
+        if text and len(text) <= MAX_DESCRIPTIVE_CHARS:
+            lines.append(f"{key}: {text}")
+    return lines

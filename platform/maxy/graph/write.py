@@ -40,6 +40,7 @@ from .allowlist import (
 )
 from .confine import check_confined, default_visibility, not_writable, resolve_update
 from .guards import Caller, node_guard
+from .names import ALIAS_PROPS, NAME_PROPS, node_keys
 from .text import embedding_text
 
 BASE_LABEL = "Node"
@@ -123,6 +124,29 @@ def _check_node_id(value: object, field_name: str) -> str:
     if not isinstance(value, str) or not _NODE_ID_RE.match(value):
         raise ValidationError(field_name, f"invalid node id {value!r}")
     return value
+
+
+def _prepare_edges(spec_edges: Sequence[Edge], at: str) -> list[dict[str, Any]]:
+    if len(spec_edges) > MAX_EDGES:
+        raise ValidationError(f"{at}edges", f"at most {MAX_EDGES} edges per node")
+    edges = []
+    for j, edge in enumerate(spec_edges):
+        where = f"{at}edges[{j}]"
+        if edge.direction not in ("out", "in"):
+            raise ValidationError(f"{where}.direction", "must be 'out' or 'in'")
+        rel_props = {}
+        for key, value in (edge.properties or {}).items():
+            check_property_name(key, field=f"{where}.properties")
+            rel_props[key] = _clean_value(key, value, f"{where}.properties")
+        edges.append(
+            {
+                "type": check_relationship_type(edge.type, field=f"{where}.type"),
+                "target": _check_node_id(edge.target, f"{where}.target"),
+                "direction": edge.direction,
+                "props": rel_props,
+            }
+        )
+    return edges
 
 
 class GraphWriter:
@@ -276,26 +300,11 @@ class GraphWriter:
                 raise ValidationError(f"{at}agents", "must be a list of agent slugs")
             agents = sorted({check_agent_slug(a, field=f"{at}agents") for a in spec.agents})
         node_id = _check_node_id(spec.node_id, f"{at}nodeId") if spec.node_id is not None else str(uuid.uuid4())
-        if len(spec.edges) > MAX_EDGES:
-            raise ValidationError(f"{at}edges", f"at most {MAX_EDGES} edges per node")
-        edges = []
-        for j, edge in enumerate(spec.edges):
-            where = f"{at}edges[{j}]"
-            if edge.direction not in ("out", "in"):
-                raise ValidationError(f"{where}.direction", "must be 'out' or 'in'")
-            rel_props = {}
-            for key, value in (edge.properties or {}).items():
-                check_property_name(key, field=f"{where}.properties")
-                rel_props[key] = _clean_value(key, value, f"{where}.properties")
-            edges.append(
-                {
-                    "type": check_relationship_type(edge.type, field=f"{where}.type"),
-                    "target": _check_node_id(edge.target, f"{where}.target"),
-                    "direction": edge.direction,
-                    "props": rel_props,
-                }
-            )
+        edges = _prepare_edges(spec.edges, at)
         merged = {**existing.get(node_id, {}), **props}  # an update keeps the properties it does not name
+        if node_id not in existing or any(p in props for p in (*NAME_PROPS, *ALIAS_PROPS)):
+            name_key, alias_keys = node_keys(labels, merged)
+            props["nameKey"], props["aliasKeys"] = name_key, alias_keys or None
         return _Prepared(node_id, labels, props, spec.scope, agents, edges, embedding_text(labels, merged), at)
 
     def _check_dimensions(self) -> None:

@@ -13,6 +13,9 @@ CREATE INDEX node_attachment IF NOT EXISTS FOR (n:Node) ON (n.attachmentId);
 CREATE INDEX conversation_session IF NOT EXISTS FOR (n:Conversation) ON (n.sessionId);
 CREATE INDEX message_session IF NOT EXISTS FOR (n:Message) ON (n.sessionId);
 CREATE INDEX task_kind IF NOT EXISTS FOR (n:Task) ON (n.kind);
+// The canonical name of a named node (lower case, punctuation and spacing folded): entity
+// resolution and exact-name lookups find a node by it without scanning.
+CREATE INDEX node_name_key IF NOT EXISTS FOR (n:Node) ON (n.nameKey);
 
 // ---- One cosine HNSW vector index per indexed label ----
 // accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside
@@ -54,9 +57,54 @@ CYPHER 25 CREATE VECTOR INDEX workflow_embedding IF NOT EXISTS FOR (n:Workflow) 
 CYPHER 25 CREATE VECTOR INDEX preference_embedding IF NOT EXISTS FOR (n:Preference) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
 
+CYPHER 25 CREATE VECTOR INDEX organization_embedding IF NOT EXISTS FOR (n:Organization) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX company_embedding IF NOT EXISTS FOR (n:Company) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX concept_embedding IF NOT EXISTS FOR (n:Concept) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX product_embedding IF NOT EXISTS FOR (n:Product) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX offer_embedding IF NOT EXISTS FOR (n:Offer) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX place_embedding IF NOT EXISTS FOR (n:Place) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX project_embedding IF NOT EXISTS FOR (n:Project) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX note_embedding IF NOT EXISTS FOR (n:Note) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX report_embedding IF NOT EXISTS FOR (n:Report) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX answer_embedding IF NOT EXISTS FOR (n:Answer) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX topic_embedding IF NOT EXISTS FOR (n:Topic) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX skill_embedding IF NOT EXISTS FOR (n:Skill) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX goal_embedding IF NOT EXISTS FOR (n:Goal) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX decision_embedding IF NOT EXISTS FOR (n:Decision) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX user_profile_embedding IF NOT EXISTS FOR (n:UserProfile) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX admin_user_embedding IF NOT EXISTS FOR (n:AdminUser) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX email_thread_embedding IF NOT EXISTS FOR (n:EmailThread) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX email_embedding IF NOT EXISTS FOR (n:Email) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX article_embedding IF NOT EXISTS FOR (n:Article) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX alert_embedding IF NOT EXISTS FOR (n:Alert) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX briefing_embedding IF NOT EXISTS FOR (n:Briefing) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (n:Fact) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine'}};
+
 // ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----
 // accountId is indexed as well so a query can require the caller's account inside Lucene (with
 // boost 0, it selects without scoring); it is not a searchable text property.
-CREATE FULLTEXT INDEX entity_search IF NOT EXISTS FOR (n:Question|DefinedTerm|Review|Service|Person|LocalBusiness|PriceSpecification|Task|CreativeWork|DigitalDocument|KnowledgeDocument|Section|Chunk|Conversation|Message|Event|Workflow|Preference|Organization|Company|Concept|Product|Offer|Place|Project|Note|Report|Answer|Topic|Skill|Goal|Decision|UserProfile|AdminUser|EmailThread|Email|Article|Alert|Briefing)
+CREATE FULLTEXT INDEX entity_search IF NOT EXISTS FOR (n:Question|DefinedTerm|Review|Service|Person|LocalBusiness|PriceSpecification|Task|CreativeWork|DigitalDocument|KnowledgeDocument|Section|Chunk|Conversation|Message|Event|Workflow|Preference|Organization|Company|Concept|Product|Offer|Place|Project|Note|Report|Answer|Topic|Skill|Goal|Decision|UserProfile|AdminUser|EmailThread|Email|Article|Alert|Briefing|Fact)
   ON EACH [n.name, n.displayName, n.alternateName, n.firstName, n.lastName, n.givenName, n.familyName, n.title, n.headline, n.subject, n.summary, n.description, n.body, n.bodyPreview, n.content, n.text, n.compiledTruth, n.email, n.jobTitle, n.category, n.address, n.question, n.answer, n.notes, n.reviewBody, n.caption, n.slug, n.keywordsText, n.accountId]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..db import Database
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, Guard, both, node_guard
 from ..schema import FULLTEXT_INDEX
 from .hits import Hit
 from .lucene import build_query
@@ -20,10 +20,13 @@ def bm25_search(
     labels: Sequence[str] | None,
     k: int,
     session_id: str | None = None,
+    *,
+    when: Guard | None = None,
 ) -> list[list[Hit]]:
-    """One ranked list per query text (a text with no searchable term gives none)."""
+    """One ranked list per query text (a text with no searchable term gives none); ``when``
+    narrows it further (the time filters)."""
     out: list[list[Hit]] = []
-    guard = node_guard(caller, "n")
+    guard = both(node_guard(caller, "n"), when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
     for qi, text in enumerate(texts):
         lucene = build_query(text, account_id=caller.account_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..db import Database
-from ..graph.guards import Caller, node_guard, related_guard
+from ..graph.guards import Caller, Guard, both, node_guard, related_guard
 from .hits import Hit, Related
 
 MAX_RELATED = 20
@@ -47,12 +47,15 @@ def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[H
     return out
 
 
-def expand(db: Database, caller: Caller, hits: Sequence[Hit], limit: int = MAX_RELATED) -> None:
-    """Attach up to ``limit`` related nodes per hit, one hop, both directions."""
+def expand(
+    db: Database, caller: Caller, hits: Sequence[Hit], limit: int = MAX_RELATED, *, when: Guard | None = None
+) -> None:
+    """Attach up to ``limit`` related nodes per hit, one hop, both directions; ``when`` (on
+    ``related``) hides neighbours outside the time filters, e.g. superseded facts."""
     if not hits:
         return
     guard = node_guard(caller, "n")
-    rguard = related_guard(caller, "related")
+    rguard = both(related_guard(caller, "related"), when)
     rows = db.read(
         f"""
         UNWIND $ids AS id
@@ -69,7 +72,7 @@ def expand(db: Database, caller: Caller, hits: Sequence[Hit], limit: int = MAX_R
         """,
         ids=[h.node_id for h in hits],
         limit=limit,
-        **guard.params,
+        **{**guard.params, **rguard.params},
     )
     by_id = {h.node_id: h for h in hits}
     for r in rows:

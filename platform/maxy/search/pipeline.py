@@ -1,7 +1,7 @@
 """The hybrid search pipeline, one call per box, in the order of the diagram:
 
     route -> expand query -> retrieve (vector + BM25) + keyword subscriptions -> fuse
-          -> boost -> dedup -> threshold, sort, slice -> expand graph
+          -> exact name -> boost -> dedup -> threshold, sort, slice -> expand graph
 
 Each box is a small module named after it; ``SearchConfig`` says which optional boxes run
 (all off in ``BASELINE``), and ``SearchRun`` records timings, counts and warnings and writes
@@ -13,13 +13,14 @@ from __future__ import annotations
 from ..db import Database
 from ..embeddings.base import Embedder
 from ..graph.guards import Caller
-from . import boost, dedup, fusion, graph_expansion, query_expansion, route, subscriptions
+from . import boost, dedup, exact_name, fusion, graph_expansion, query_expansion, route, subscriptions
 from .config import BASELINE, SearchConfig
 from .hits import Hit
 from .request import SearchRequest
 from .retrieve import Where, retrieve
 from .signals import load_signals
 from .threshold import cut
+from .time_filter import when
 from .trace import SearchResponse, SearchRun
 
 
@@ -37,7 +38,7 @@ def hybrid(
     if plan.skip:
         return run.finish([], "skipped")
     queries = query_expansion.queries(caller, req.query, plan.retrieval_class, config, run)
-    where = Where(caller, plan.labels, max(config.candidate_k, req.limit), req.session_id)
+    where = Where(caller, plan.labels, max(config.candidate_k, req.limit), req.session_id, when(req, "n"))
     found = retrieve(db, where, queries, embedder, plan, config, run)
     keyword_hits = subscriptions.keyword_list(db, where, config, run)
     mode = fusion.mode_for(plan.fusion, found.used_vector, found.used_bm25)
@@ -49,7 +50,9 @@ def hybrid(
             vector_norm=config.vector_norm or str(getattr(embedder, "fusion_vector_norm", "cosine")),
             rrf_k=config.rrf_k,
         )
-    run.count(fused=len(hits))
+    exact = exact_name.exact_hits(db, where, req.query)
+    hits = exact_name.promote(hits, exact)
+    run.count(exact=len(exact), fused=len(hits))
     reader = subscriptions.reader(caller, config)
     hits = _boost_and_dedup(db, reader, hits, config, run)
     hits = cut(hits, req.threshold, req.limit)
@@ -57,7 +60,7 @@ def hybrid(
         hits = graph_expansion.load_properties(db, reader, hits)
     if req.expand_hops == 1:
         with run.timed("graph_expansion"):
-            graph_expansion.expand(db, caller, hits)
+            graph_expansion.expand(db, caller, hits, when=when(req, "related"))
     return run.finish(hits, mode)
 
 

@@ -7,6 +7,7 @@ from dataclasses import KW_ONLY, dataclass
 
 from ..errors import ValidationError
 from ..graph.allowlist import SEARCHABLE_LABELS, check_labels
+from ..graph.validity import to_instant
 from .route import RETRIEVAL_CLASSES
 
 MAX_QUERY_CHARS = 4_000
@@ -24,6 +25,10 @@ class SearchRequest:
     threshold: float = 0.0  # drop hits scoring below this after fusion and boosts
     retrieval_class: str | None = None  # routes the search when routing is on; None: classify or not route
     session_id: str | None = None  # only nodes of this conversation session (message search)
+    as_of: str | None = None  # what was true at this instant (ISO 8601); None: what is true now
+    include_history: bool = False  # superseded and expired facts too
+    after: str | None = None  # only what happened at or after this instant (ISO 8601)
+    before: str | None = None  # only what happened before this instant
 
     def validated(self) -> SearchRequest:
         """The same request, checked and normalised; a bad field raises ``ValidationError``."""
@@ -37,7 +42,18 @@ class SearchRequest:
             threshold=_threshold(self.threshold),
             retrieval_class=_retrieval_class(self.retrieval_class),
             session_id=_session_id(self.session_id),
-        )
+            as_of=_instant(self.as_of, "asOf"),
+            include_history=_flag(self.include_history, "includeHistory"),
+            after=_instant(self.after, "after"),
+            before=_instant(self.before, "before"),
+        )._window_checked()
+
+    def _window_checked(self) -> SearchRequest:
+        if self.after is not None and self.before is not None and self.after >= self.before:
+            raise ValidationError("before", f"must be later than after ({self.after})")
+        if self.as_of is not None and self.include_history:
+            raise ValidationError("asOf", "give asOf (what was true then) or includeHistory (everything), not both")
+        return self
 
 
 def _query(value: object) -> str:
@@ -95,4 +111,14 @@ def _retrieval_class(value: object) -> str | None:
 def _session_id(value: object) -> str | None:
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise ValidationError("sessionId", "a non-empty session id")
+    return value
+
+
+def _instant(value: object, field: str) -> str | None:
+    return None if value is None else to_instant(value, field)
+
+
+def _flag(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(field, "true or false")
     return value

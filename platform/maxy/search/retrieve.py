@@ -15,7 +15,7 @@ import neo4j
 
 from ..db import Database
 from ..embeddings.base import Embedder, EmbeddingError
-from ..graph.guards import Caller
+from ..graph.guards import Caller, Guard
 from .bm25 import bm25_search
 from .config import SearchConfig
 from .hits import Hit
@@ -40,12 +40,13 @@ class Candidates:
 
 @dataclass(frozen=True)
 class Where:
-    """Where one search looks: the caller's view, labels, depth and session."""
+    """Where one search looks: the caller's view, labels, depth, session and time filters."""
 
     caller: Caller
     labels: tuple[str, ...] | None
     k: int
     session_id: str | None
+    when: Guard | None = None
 
 
 def retrieve(
@@ -60,7 +61,7 @@ def retrieve(
     use_vector, use_bm25 = _paths(db, plan, embedder, run)
     started = time.perf_counter()
     pending = (
-        _pool.submit(bm25_search, db, where.caller, queries, where.labels, where.k, where.session_id)
+        _pool.submit(bm25_search, db, where.caller, queries, where.labels, where.k, where.session_id, when=where.when)
         if use_bm25
         else None
     )
@@ -112,7 +113,7 @@ def _vector_path(
         run.warn(f"embedder unavailable, BM25-only results: {err}")
         return [], False
     with run.timed("vector"):
-        lists = vector_search(db, where.caller, vectors, where.labels, where.k, where.session_id)
+        lists = vector_search(db, where.caller, vectors, where.labels, where.k, where.session_id, when=where.when)
     return lists, True
 
 

@@ -9,7 +9,7 @@ loading boxes read subscribed hits through :func:`reader`.
 from __future__ import annotations
 
 from ..db import Database
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, both, node_guard
 from .bm25 import bm25_search
 from .config import SearchConfig
 from .fusion import minmax
@@ -32,7 +32,7 @@ def keyword_list(db: Database, where: Where, config: SearchConfig, run: SearchRu
     scoped = reader(where.caller, config)
     found: dict[str, Hit] = {}
     if fulltext_available(db):
-        for lst in bm25_search(db, scoped, config.keywords, where.labels, where.k):
+        for lst in bm25_search(db, scoped, config.keywords, where.labels, where.k, when=where.when):
             for h, score in zip(lst, minmax([h.bm25_raw or 0.0 for h in lst]), strict=True):
                 _note(found, h.node_id, h.labels, score)
     for r in _tagged(db, scoped, config.keywords, where):
@@ -53,7 +53,7 @@ def _note(found: dict[str, Hit], node_id: str, labels: list[str], score: float) 
 
 
 def _tagged(db: Database, caller: Caller, keywords: tuple[str, ...], where: Where) -> list[dict]:
-    guard = node_guard(caller, "n")
+    guard = both(node_guard(caller, "n"), where.when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if where.labels else ""
     return db.read(
         f"""

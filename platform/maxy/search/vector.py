@@ -12,7 +12,7 @@ import neo4j
 
 from ..db import Database
 from ..graph.allowlist import ALL_LABELS, quote
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, Guard, both, node_guard
 from ..logs import log_line
 from .hits import Hit
 from .indexes import index_name_ok, session_filtered, vector_indexes
@@ -33,13 +33,16 @@ def vector_search(
     labels: Sequence[str] | None,
     k: int,
     session_id: str | None = None,
+    *,
+    when: Guard | None = None,
 ) -> list[list[Hit]]:
-    """One ranked list per query vector (every targeted index, merged by score)."""
+    """One ranked list per query vector (every targeted index, merged by score); ``when``
+    narrows it further (the time filters)."""
     vmap = vector_indexes(db)
     targets = [(label, vmap[label]) for label in sorted(vmap) if labels is None or label in labels]
     if not targets or not vectors:
         return []
-    guard = node_guard(caller, "n")
+    guard = both(node_guard(caller, "n"), when)
     params = {"vecs": [list(v) for v in vectors], "k": k, "sessionId": session_id, **guard.params}
     # Neo4j 2026.08's filtered SEARCH fails inside Lucene (ArrayIndexOutOfBoundsException in
     # FixedBitSet.get) when the index's newest segment holds a deleted node and the search

@@ -37,7 +37,10 @@ related nodes, separated by `---`, within an 80,000-character budget.
 Arguments: query (text); limit (1-500, default 10); labels (only these node labels);
 fields (return only these property names; [] for none); expandHops (1: related nodes, 0: compact);
 retrievalClass (entity | temporal | event | general | none: routes the search when routing is on;
-omitted: the query classifier decides, or no routing).
+omitted: the query classifier decides, or no routing). Time: superseded and expired facts are
+left out unless includeHistory is true; asOf (ISO 8601) returns what was true then; after /
+before (ISO 8601) keep what happened in that window (a fact's validFrom, a message's timestamp,
+else when it was recorded). A query that is exactly a node's name puts that node first.
 """,
     read_only=True,
     idempotent=True,
@@ -51,6 +54,10 @@ def memory_search(
     fields: list[str] | None = None,
     expandHops: int = 1,
     retrievalClass: str | None = None,
+    asOf: str | None = None,
+    includeHistory: bool = False,
+    after: str | None = None,
+    before: str | None = None,
 ) -> str:
     if isinstance(labels, str):
         labels = [labels]
@@ -63,6 +70,10 @@ def memory_search(
         fields=tuple(fields) if fields is not None else None,
         expand_hops=expandHops,
         retrieval_class=retrievalClass,
+        as_of=asOf,
+        include_history=includeHistory,
+        after=after,
+        before=before,
     )
     config = SearchConfig.from_settings(ctx.settings).with_(keywords=subscribed_keywords(ctx.knowledge_keywords))
     response = hybrid(ctx.db, ctx.caller, req, ctx.embedder, config)
@@ -105,13 +116,21 @@ def _render_messages(rows: list[dict[str, Any]]) -> str:
 Semantic search over past conversation messages. Returns each message's role, content,
 timestamp, session and relevance score, best first. When this server is pinned to a session
 (SESSION_ID), only that conversation is searched; admin servers search all conversations, or
-one session with sessionId.
+one session with sessionId. after / before (ISO 8601 date or date-time) keep messages sent in
+that window.
 """,
     read_only=True,
     idempotent=True,
 )
 @tool_errors
-def conversation_search(ctx: ToolContext, query: str, limit: int = 10, sessionId: str | None = None) -> str:
+def conversation_search(
+    ctx: ToolContext,
+    query: str,
+    limit: int = 10,
+    sessionId: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+) -> str:
     ctx.refuse_widening({"sessionId": sessionId})
     if ctx.session_id and sessionId is not None and sessionId != ctx.session_id:
         raise ToolError("sessionId: SESSION_ID is pinned for this server; a tool argument cannot change it")
@@ -123,6 +142,8 @@ def conversation_search(ctx: ToolContext, query: str, limit: int = 10, sessionId
         query,
         session_id=session,
         limit=limit,
+        after=after,
+        before=before,
         config=SearchConfig.from_settings(ctx.settings, base=MESSAGE_SEARCH),
     )
     return _render_messages(rows)

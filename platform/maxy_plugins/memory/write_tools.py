@@ -1,5 +1,6 @@
-"""The memory plugin's write tool: memory-write, one node created or updated through the
-write primitive (``ctx.writer``), with its PRODUCED provenance edge.
+"""The memory plugin's write tool: memory-write, one node created, updated, resolved into an
+existing entity or superseding earlier facts (``maxy.memory.remember``), through the write
+primitive (``ctx.writer``), with its PRODUCED provenance edge.
 
 A target the caller may not read is refused exactly like one that does not exist.
 """
@@ -9,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from maxy.graph.confine import not_writable
-from maxy.graph.write import Edge, NodeSpec
+from maxy.graph.write import Edge
+from maxy.memory.remember import MemoryWrite, remember
 from maxy.plugins import (
     ToolContext,
-    ToolError,
     active_conversation,
     load_node,
     log_line,
@@ -50,14 +51,18 @@ def _parse_edges(edges: object) -> list[Edge]:
 @tool(
     "memory-write",
     description="""
-Create or update one node in the knowledge graph. labels: allowed node labels (e.g. ["Person"]);
-properties: flat key/values (no nested objects); edges: [{type, target (nodeId), direction
-"out"|"in"}] to existing nodes of this account; producedByTaskId: the Task (from work-create)
-this write belongs to (adds Task-[:PRODUCED]->node); scope: public|shared|admin; agents: agent
-slugs the node is visible to; nodeId: update that existing node instead of creating one (a
-node you cannot read is refused like one that does not exist). A server pinned to scopes or an
-agent writes inside its view: new nodes default to its most private pinned scope and its agent.
-Returns {"nodeId", "created", "embedded", "provenance"} as JSON.
+Create or update one node in the knowledge graph. labels: allowed node labels (e.g. ["Person"],
+["Fact"]); properties: flat key/values (no nested objects; at least one non-empty value; at most
+20,000 characters per value); edges: [{type, target (nodeId), direction "out"|"in"}] to existing
+nodes; nodeId: update that existing node (an id you cannot read is refused). A Person,
+Organization, Place, Product, Project, Concept ... whose name or alias matches one you already
+have merges into it and the answer says `resolved: <nodeId>`; resolve: false always creates.
+validFrom / validUntil: when the fact was (or stops being) true, ISO 8601; supersede: nodeId(s)
+of earlier facts this one replaces (they get validUntil and a SUPERSEDED_BY edge, and drop out
+of searches unless asked for history). producedByTaskId: the Task (work-create) this write
+belongs to. scope: public|shared|admin; agents: agent slugs the node is visible to. A server
+pinned to scopes or an agent writes inside its view. Returns {"nodeId", "created", "resolved",
+"superseded", "embedded", "provenance"} as JSON.
 """,
 )
 @tool_errors
@@ -70,48 +75,48 @@ def memory_write(
     scope: str | None = None,
     agents: list[str] | None = None,
     nodeId: str | None = None,
+    resolve: bool = True,
+    supersede: list[str] | str | None = None,
+    validFrom: str | None = None,
+    validUntil: str | None = None,
 ) -> dict[str, Any]:
     w = ctx.writer()  # refuses the public role before anything else
     require(isinstance(properties, dict), "properties", "an object of property names to values")
-    parsed = _parse_edges(edges)
-    if nodeId is not None:
-        existing = load_node(ctx, nodeId)
-        if existing is None:  # absent, deleted, hidden or foreign: one answer, so no id is confirmed
-            raise ToolError(f"{not_writable('nodeId', nodeId)} (omit nodeId to create a node)")
-        # An update keeps the node's visibility unless told otherwise (the primitive sets
-        # scope and agents on every write: omitting them must not widen the node).
-        scope = existing["scope"] if scope is None else scope
-        agents = existing["agents"] if agents is None else agents
-        properties = {**existing["properties"], **properties}
-    source = None
-    if producedByTaskId is not None:
-        task = load_node(ctx, producedByTaskId, "Task", field="producedByTaskId")
-        if task is None:
-            log_line(
-                "graph-write",
-                "reject",
-                reason="not-writable",
-                field="producedByTaskId",
-                taskId=short(str(producedByTaskId)),
-                accountId=short(ctx.caller.account_id),
-            )
-            raise not_writable("producedByTaskId", producedByTaskId, "Task")
-        source = task["nodeId"]
-    else:
+    require(isinstance(resolve, bool), "resolve", "true (merge into a matching entity) or false (always create)")
+    for key, value in (("validFrom", validFrom), ("validUntil", validUntil)):
+        if value is not None:
+            properties = {**properties, key: value}
+    if isinstance(supersede, str):
+        supersede = [supersede]
+    require(supersede is None or isinstance(supersede, list), "supersede", "a nodeId or a list of nodeIds")
+    memory = MemoryWrite(
+        labels,
+        properties,
+        edges=_parse_edges(edges),
+        node_id=nodeId,
+        scope=scope,
+        agents=agents,
+        resolve=resolve,
+        supersede=supersede or (),
+        source=_source(ctx, producedByTaskId),
+    )
+    return remember(w, memory)
+
+
+def _source(ctx: ToolContext, task_id: str | None) -> str | None:
+    """What produced the write: the named Task, else the active conversation."""
+    if task_id is None:
         conv = active_conversation(ctx)
-        if conv is not None:
-            source = conv["nodeId"]
-    if source == nodeId:
-        source = None  # never a self-loop when the conversation (or task) itself is updated
-    if source is not None and not any(
-        e.type == "PRODUCED" and e.direction == "in" and e.target == source for e in parsed
-    ):
-        parsed.insert(0, Edge("PRODUCED", source, "in"))  # before the write: the provenance check sees it
-    result = w.write(NodeSpec(labels, properties, edges=parsed, node_id=nodeId, scope=scope, agents=agents))
-    return {
-        "nodeId": result.node_id,
-        "labels": list(result.labels),
-        "created": result.created,
-        "embedded": result.embedded,
-        "provenance": result.provenance,
-    }
+        return conv["nodeId"] if conv is not None else None
+    task = load_node(ctx, task_id, "Task", field="producedByTaskId")
+    if task is None:
+        log_line(
+            "graph-write",
+            "reject",
+            reason="not-writable",
+            field="producedByTaskId",
+            taskId=short(str(task_id)),
+            accountId=short(ctx.caller.account_id),
+        )
+        raise not_writable("producedByTaskId", task_id, "Task")
+    return str(task["nodeId"])
