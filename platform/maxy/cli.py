@@ -321,6 +321,7 @@ def _register_feature_commands() -> None:
         "maxy.evaluation.cli",
         "maxy.provenance.cli",
         "maxy.conversations.cli",
+        "maxy.memory.cli",
     ):
         _register_module(module)
     register_plugin_commands(app)

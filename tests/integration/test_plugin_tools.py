@@ -104,7 +104,7 @@ def test_manifests_list_exactly_the_registered_tools_with_matching_annotations()
         for n, f in yaml.safe_load((PLUGINS / p / "PLUGIN.md").read_text().split("---")[1])["tools"].items()
         if f["publicAllowlist"]
     }
-    assert public == {"memory-search", "conversation-search"}
+    assert public == {"memory-search", "memory-get", "conversation-search"}
 
 
 def _imported_modules(path: Path, package: str) -> set[str]:

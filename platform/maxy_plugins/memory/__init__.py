@@ -5,6 +5,7 @@ belong to this package):
 
 - ``search_tools``: memory-search, conversation-search;
 - ``write_tools``: memory-write;
+- ``entity_tools``: memory-get, memory-forget, memory-remove-relation;
 - ``document_tools``: memory-ingest, memory-delete, memory-reindex;
 - ``report_tools``: memory-report-write, memory-report-read-latest, memory-report-list.
 
@@ -15,6 +16,7 @@ and keeps a pinned server's writes inside its view. Bad input raises
 """
 
 from .document_tools import memory_delete, memory_ingest, memory_reindex
+from .entity_tools import memory_forget, memory_get, memory_remove_relation
 from .report_tools import memory_report_list, memory_report_read_latest, memory_report_write
 from .search_tools import conversation_search, memory_search
 from .write_tools import memory_write
@@ -22,8 +24,11 @@ from .write_tools import memory_write
 __all__ = [
     "conversation_search",
     "memory_delete",
+    "memory_forget",
+    "memory_get",
     "memory_ingest",
     "memory_reindex",
+    "memory_remove_relation",
     "memory_report_list",
     "memory_report_read_latest",
     "memory_report_write",

@@ -1,0 +1,134 @@
+"""``maxy memory get|forget|unlink`` (a feature module: ``register(app)``).
+
+The commands run the same functions as the memory-get, memory-forget and
+memory-remove-relation tools, as this process's caller: ACCOUNT_ID validated, and the
+ALLOWED_SCOPES / AGENT_SLUG pins of the environment applied. Other ``maxy memory`` commands
+join ``memory_app``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+
+from ..console import emit_json, friendly, out
+
+memory_app = typer.Typer(no_args_is_help=True, help="Entity memory: read nodes back, forget them, unlink them.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(memory_app, name="memory")
+
+
+@contextmanager
+def _session() -> Iterator[tuple[Any, Any, Any]]:
+    """(database, validated account, caller); the database is closed afterwards."""
+    from ..accounts import validate_account_id_env
+    from ..config import load_settings
+    from ..db import Database
+    from ..graph.guards import Caller
+
+    settings = load_settings()
+    account = validate_account_id_env(settings)  # exit 1 with a clear message when it is not valid
+    caller = Caller.from_settings(settings, account.account_id)  # the pins of this process
+    with Database(settings) as db:
+        yield db, account, caller
+
+
+def _writer(db: Any, account: Any, caller: Any) -> Any:
+    from ..graph.write import GraphWriter
+
+    return GraphWriter(db, account, None, caller=caller, created_by="cli")
+
+
+@memory_app.command("get")
+@friendly
+def get_cmd(
+    ids: list[str] = typer.Argument(..., help="Node ids."),
+    hops: int = typer.Option(1, "--hops", min=0, max=3, help="Neighbours up to this many hops away (0: none)."),
+    types: list[str] = typer.Option(None, "--type", help="Only follow this relationship type (repeatable)."),
+    budget: int = typer.Option(50, "--budget", min=1, max=500, help="At most this many neighbours in all."),
+    as_of: str = typer.Option(None, "--as-of", help="The neighbourhood as it was at this ISO 8601 instant."),
+    history: bool = typer.Option(False, "--history", help="Include superseded and expired neighbours."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Show nodes by id with every property, and their neighbourhood (the memory-get tool)."""
+    from .neighbourhood import get_nodes
+
+    with _session() as (db, _account, caller):
+        result = get_nodes(
+            db, caller, ids, hops=hops, types=types or None, budget=budget, as_of=as_of, include_history=history
+        )
+    if json_out:
+        emit_json(result)
+        return
+    for node in result["nodes"]:
+        _print_node(node)
+    for node_id in result["missing"]:
+        out.print(f"missing: {node_id} (no node with this id that you can read)", markup=False, highlight=False)
+    if result["truncated"]:
+        out.print(f"(more neighbours left out: --budget {budget})", markup=False, highlight=False)
+
+
+def _say(text: str) -> None:
+    out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_node(node: dict[str, Any]) -> None:
+    say = _say
+    visibility = f"scope: {node['scope'] or '-'}, agents: {','.join(node['agents'] or []) or '-'}"
+    say(f"[{':'.join(node['labels'])}] {node['nodeId']} ({visibility})")
+    for key, value in {**node["properties"], **node["meta"]}.items():
+        say(f"  {key}: {value}")
+    for n in node["neighbours"]:
+        path = "".join(f"-[{s['type']}]->" if s["direction"] == "out" else f"<-[{s['type']}]-" for s in n["path"])
+        props = n["properties"]
+        name = next((props[k] for k in ("name", "title", "text", "content") if props.get(k)), "")
+        say(f"    {n['hops']} {path} [{':'.join(n['labels'])}] {str(name)[:120]} ({n['nodeId']})")
+
+
+@memory_app.command("forget")
+@friendly
+def forget_cmd(
+    node_id: str = typer.Argument(..., help="The node to forget."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Soft-delete one node (hidden at once, purged after the grace period; documents: maxy delete)."""
+    from .forget import forget_node
+
+    with _session() as (db, account, caller):
+        result = forget_node(_writer(db, account, caller), node_id)
+    if json_out:
+        emit_json(result)
+    else:
+        out.print(
+            f"forgot {result['nodeId']} ({':'.join(result['labels'])}); purged after the grace period",
+            markup=False,
+            highlight=False,
+        )
+
+
+@memory_app.command("unlink")
+@friendly
+def unlink_cmd(
+    source: str = typer.Argument(..., help="The node the relationship starts from."),
+    rel_type: str = typer.Argument(..., metavar="TYPE", help="The relationship type, e.g. RELATED_TO."),
+    target: str = typer.Argument(..., help="The node it points to."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Delete the TYPE relationship(s) from SOURCE to TARGET (the memory-remove-relation tool)."""
+    from .forget import remove_relation
+
+    with _session() as (db, account, caller):
+        result = remove_relation(_writer(db, account, caller), source, rel_type, target)
+    if json_out:
+        emit_json(result)
+    else:
+        out.print(
+            f"removed {result['removed']} {result['type']} relation(s) from {result['source']} to {result['target']}",
+            markup=False,
+            highlight=False,
+        )
