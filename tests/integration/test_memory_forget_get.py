@@ -5,7 +5,9 @@ property test comparing ``get_nodes`` with a brute-force oracle on random small 
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
 import uuid
 from collections import deque
 from typing import Any
@@ -22,6 +24,7 @@ from maxy.memory.neighbourhood import get_nodes
 from maxy.search import SearchRequest, hybrid
 
 from tests.conftest import purge_account
+from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
 PAST = "2000-01-01T00:00:00+00:00"
 FUTURE = "2999-01-01T00:00:00+00:00"
@@ -438,3 +441,32 @@ def test_get_nodes_matches_a_brute_force_oracle(db, nodes, raw_edges, who, hops,
     finally:
         purge_account(db, mine)
         purge_account(db, theirs)
+
+
+# ---------------------------------------------------------------------------------------
+# the commands
+def test_memory_commands(db, account, admin, data_root) -> None:
+    b = note(admin, "Bea", scope="admin")
+    a = note(admin, "Ada", scope="public", edges=[Edge("KNOWS", b)])
+    env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
+
+    def run(*args: str, **pins: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CLI, "memory", *args], check=False, env={**env, **pins}, cwd=REPO, capture_output=True, text=True
+        )
+
+    got = run("get", a, "nope", "--hops", "2", "--type", "KNOWS", "--json")
+    assert got.returncode == 0, got.stderr
+    result = json.loads(got.stdout)
+    assert result["missing"] == ["nope"] and neighbours(result, a) == {b: 1}
+    shown = run("get", a)
+    assert shown.returncode == 0 and "-[KNOWS]-> [Note] Bea" in shown.stdout and "name: Ada" in shown.stdout
+    pinned_forget = run("forget", b, ALLOWED_SCOPES="public")  # the pins of the environment apply
+    assert pinned_forget.returncode == 1
+    assert (
+        pinned_forget.stderr.splitlines()[-1] == f"error: nodeId: no node {b!r} that you can write; nothing was written"
+    )
+    assert json.loads(run("unlink", a, "KNOWS", b, "--json").stdout)["removed"] == 1
+    assert json.loads(run("forget", a, "--json").stdout)["forgotten"] is True
+    again = run("forget", a)
+    assert again.returncode == 1 and "that you can write" in again.stderr and "Traceback" not in again.stderr
