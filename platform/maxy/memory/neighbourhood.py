@@ -53,8 +53,8 @@ def get_nodes(
 
     Returns ``{"nodes": [{nodeId, labels, scope, agents, meta, properties, neighbours: [{nodeId,
     labels, properties (long text trimmed), hops, path: [{type, direction, nodeId}]}]}],
-    "missing": [ids], "truncated": bool}``; a path step's direction is ``out`` when the
-    relationship points away from the requested node's side, ``in`` otherwise.
+    "missing": [ids], "truncated": bool}``; a path step's direction is ``out`` when its
+    relationship points from the previous node of the path to the next, ``in`` otherwise.
     """
     started = time.perf_counter()
     ids = _check_ids(node_ids)
