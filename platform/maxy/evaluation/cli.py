@@ -109,10 +109,53 @@ def register(app: typer.Typer) -> None:
         if json_out:
             emit_json(result)
             return
-        ks = "  ".join(f"R@{k}" for k in KS)
-        out.print(f"{result['questions']} questions   {ks}")
-        rows = [("overall", result["overall"])] + list(result["by_category"].items())
-        for name, r in rows:
-            vals = "  ".join(f"{100 * r[f'recall@{k}']:5.1f}" for k in KS)
-            out.print(f"  {name:12} {vals}")
-        out.print(f"  latency p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms")
+        print_recall(result, KS)
+
+    @eval_app.command("memory")
+    @friendly
+    def memory(
+        directory: Path = typer.Argument(..., help="A folder with observations.jsonl and questions.jsonl"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Write each conversation's facts about its speakers into a fresh account, as an agent's
+        memory-write would, and report Recall@5/10/25 of the questions' evidence through memory-search."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..schema import apply_schema
+        from .memory import KS, evaluate
+
+        settings = load_settings()
+        embedder = get_embedder(settings)
+        with Database(settings) as db:
+            apply_schema(db, embedder.dimensions, embedder=embedder)
+            with Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
+            ) as bar:
+                task = bar.add_task("facts", total=None)
+                result = evaluate(
+                    settings,
+                    db,
+                    embedder,
+                    directory,
+                    progress=lambda what, done, total: bar.update(task, description=what, completed=done, total=total),
+                )
+        if json_out:
+            emit_json(result)
+            return
+        err.print(f"{result['facts']} facts written in {result['write_ms'] / 1000:.1f} s")
+        print_recall(result, KS)
+
+
+def print_recall(result: dict, ks: tuple[int, ...]) -> None:
+    from ..cli import out
+
+    header = "  ".join(f"R@{k}" for k in ks)
+    out.print(f"{result['questions']} questions   {header}")
+    rows = [("overall", result["overall"])] + list(result["by_category"].items())
+    for name, r in rows:
+        vals = "  ".join(f"{100 * r[f'recall@{k}']:5.1f}" for k in ks)
+        out.print(f"  {name:12} {vals}")
+    out.print(f"  latency p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms")

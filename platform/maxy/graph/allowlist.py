@@ -152,6 +152,7 @@ RESERVED_PROPERTIES: frozenset[str] = frozenset(
         "agents",
         "nameKey",
         "aliasKeys",
+        "dateText",
     }
 )
 

@@ -1,6 +1,7 @@
 """Which text of a node is embedded.
 
-Nodes that carry a ``summary`` are embedded by it (the KnowledgeDocument hierarchy's
+A fact about someone starts with who it is about (``about``) and ends with when it became
+true in words (``dateText``, "8 May 2023"). Nodes that carry a ``summary`` are embedded by it (the KnowledgeDocument hierarchy's
 semantic anchors); other nodes by their title/name plus their main text. An entity (a person,
 an organisation, a product ...) often has no main text: its other short descriptive values
 follow as ``key: value`` lines ("jobTitle: engineer"), so what an agent wrote about it is
@@ -19,7 +20,7 @@ MAX_EMBED_CHARS = 4000
 _HEAD_PROPS = ("title", "name", "displayName", "headline", "subject", "question")
 _BODY_PROPS = ("description", "body", "content", "text", "answer", "reviewBody", "compiledTruth", "notes", "caption")
 # Values that say nothing about what an entity is (ids, links, times).
-_NOT_DESCRIPTIVE = frozenset({"url", "sameAs", "image", "slug", "validFrom", "validUntil", "evidence", "source"})
+_NOT_DESCRIPTIVE = frozenset({"about", "url", "sameAs", "image", "slug", "validFrom", "validUntil", "evidence", "source"})
 MAX_DESCRIPTIVE_CHARS = 300
 
 
@@ -40,6 +41,11 @@ def embedding_text(labels: Sequence[str], props: Mapping[str, Any]) -> str | Non
         parts = head + body
         if ENTITY_LABELS.intersection(labels):
             parts += _descriptive(props)
+    about = _names(props.get("about"))
+    if about and parts:
+        parts[0] = f"{about}: {parts[0]}"
+    if isinstance(props.get("dateText"), str) and props["dateText"]:
+        parts.append(f"({props['dateText']})")
     text = "\n".join(dict.fromkeys(parts))  # drop exact repeats, keep order
     return text[:MAX_EMBED_CHARS] or None
 
@@ -60,3 +66,11 @@ def _descriptive(props: Mapping[str, Any]) -> list[str]:
         if text and len(text) <= MAX_DESCRIPTIVE_CHARS:
             lines.append(f"{key}: {text}")
     return lines
+
+
+def _names(value: object) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return ", ".join(v.strip() for v in value if isinstance(v, str) and v.strip())
+    return ""

@@ -51,6 +51,16 @@ def to_instant(value: object, field: str) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
+def date_text(value: object) -> str | None:
+    """A stored instant in words ("8 May 2023"), so a fact is found by the date a person would
+    say; None when ``value`` is not an ISO 8601 date or date-time."""
+    try:
+        moment = datetime.fromisoformat(to_instant(value, "validFrom"))
+    except ValidationError:
+        return None
+    return f"{moment.day} {moment:%B} {moment.year}"
+
+
 def now_instant() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 

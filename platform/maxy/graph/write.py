@@ -42,6 +42,7 @@ from .confine import check_confined, default_visibility, not_writable, resolve_u
 from .guards import Caller, node_guard
 from .names import ALIAS_PROPS, NAME_PROPS, node_keys
 from .text import embedding_text
+from .validity import date_text
 
 BASE_LABEL = "Node"
 MAX_PROPERTIES = 200
@@ -305,6 +306,9 @@ class GraphWriter:
         if node_id not in existing or any(p in props for p in (*NAME_PROPS, *ALIAS_PROPS)):
             name_key, alias_keys = node_keys(labels, merged)
             props["nameKey"], props["aliasKeys"] = name_key, alias_keys or None
+        if "validFrom" in props:
+            props["dateText"] = date_text(props["validFrom"])
+            merged["dateText"] = props["dateText"]
         return _Prepared(node_id, labels, props, spec.scope, agents, edges, embedding_text(labels, merged), at)
 
     def _check_dimensions(self) -> None:

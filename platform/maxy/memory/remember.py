@@ -11,7 +11,9 @@ A write means what it says:
   unless ``resolve=False``; see ``merge`` for what the merge keeps;
 - ``valid_from`` / ``valid_until`` say when the fact was true; ``supersede`` ends earlier facts:
   each gets ``validUntil`` (the new fact's ``validFrom``, by default now) and a
-  ``SUPERSEDED_BY`` edge to the new one, in the same transaction. Nothing is deleted.
+  ``SUPERSEDED_BY`` edge to the new one, in the same transaction. Nothing is deleted;
+- a node written with ABOUT edges records the names of what it is about (``about``, unless the
+  write sets it), so its text says who a fact concerns even when the fact does not name them.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def remember(writer: GraphWriter, memory: MemoryWrite) -> dict[str, Any]:
     elif memory.resolve:
         resolved = _resolve(writer.db, writer.caller, spec)
     _require_meaningful(spec.properties)
+    _note_about(writer.db, writer.caller, spec)
     olds = _superseded(writer.db, writer.caller, memory.supersede, spec)
     _add_provenance(spec, memory.source)
     results = writer.write_many([spec, *olds], atomic=bool(olds))
@@ -225,6 +228,22 @@ def _superseded(db: Any, caller: Caller, ids: Sequence[str], spec: NodeSpec) -> 
         olds.append(NodeSpec(old["labels"], {"validUntil": start}, node_id=old_id))
         spec.edges = [*spec.edges, Edge("SUPERSEDED_BY", old_id, "in")]
     return olds
+
+
+def _note_about(db: Any, caller: Caller, spec: NodeSpec) -> None:
+    targets = [e.target for e in spec.edges if e.type == "ABOUT" and e.direction == "out"]
+    if not targets or spec.properties.get("about") or ENTITY_LABELS.intersection(spec.labels):
+        return
+    guard = node_guard(caller, "n")
+    rows = db.read(
+        f"UNWIND $ids AS id MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause} AND n.name IS NOT NULL "
+        "RETURN n.name AS name",
+        ids=targets,
+        **guard.params,
+    )
+    names = list(dict.fromkeys(str(r["name"]) for r in rows))
+    if names:
+        spec.properties = {**spec.properties, "about": ", ".join(names)}
 
 
 def _add_provenance(spec: NodeSpec, source: str | None) -> None:

@@ -14,7 +14,7 @@ import re
 _SPECIAL = set('\\+-!():^[]"{}~*?|&/')
 _OPERATORS = re.compile(r"\b(AND|OR|NOT|TO)\b")
 # Lucene counts every leaf clause of the expanded query against maxClauseCount (1024), and
-# the full-text index expands each term over all of its fields (29): 32 distinct terms
+# the full-text index expands each term over all of its fields (30): 32 distinct terms
 # stay under the limit, where a longer question would fail the BM25 path outright.
 MAX_TERMS = 32
 # Lucene's English stop words (EnglishAnalyzer): a query of nothing but these would reduce to

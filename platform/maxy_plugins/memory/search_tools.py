@@ -11,16 +11,14 @@ import json
 from typing import Any
 
 from maxy.conversations import search_messages
+from maxy.memory.recall import recall
 from maxy.plugins import ToolContext, ToolError, require, tool, tool_errors
 from maxy.search import (
     MESSAGE_SEARCH,
     OUTPUT_BUDGET,
     SearchConfig,
     SearchRequest,
-    hybrid,
-    project,
     render,
-    subscribed_keywords,
 )
 
 MESSAGE_CONTENT_CHARS = 4_000
@@ -75,10 +73,8 @@ def memory_search(
         after=after,
         before=before,
     )
-    config = SearchConfig.from_settings(ctx.settings).with_(keywords=subscribed_keywords(ctx.knowledge_keywords))
-    response = hybrid(ctx.db, ctx.caller, req, ctx.embedder, config)
+    response = recall(ctx.db, ctx.caller, ctx.embedder, ctx.settings, req, keywords=ctx.knowledge_keywords)
     hits = response.hits
-    project(hits, req.fields, ctx.caller.account_id)
     text = render(hits, OUTPUT_BUDGET)
     if response.warnings:
         text = "\n".join(f"(note: {w})" for w in response.warnings) + "\n" + text

@@ -1,0 +1,155 @@
+"""``maxy eval memory DIR``: how well an agent finds again what it wrote about people.
+
+``observations.jsonl`` holds the facts an agent would have written while long conversations
+went on. Each conversation gets a fresh account (emptied when it exists); each speaker is
+written as a Person and each fact as a ``Fact`` about its person (an ABOUT edge), through
+:func:`maxy.memory.remember.remember`, the function ``memory-write`` runs, with ``validFrom`` =
+the session's time and the fact's evidence ids kept on the node. Each question of
+``questions.jsonl`` whose evidence every fact's evidence covers is then asked through
+:func:`maxy.memory.recall.recall`, the function ``memory-search`` runs, with only its text.
+Recall@k is the share of the question's evidence ids among the evidence of the first k hits.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..accounts import ValidatedAccount, create_account, list_accounts, validate_account
+from ..config import Settings
+from ..db import Database
+from ..embeddings.base import Embedder
+from ..errors import ValidationError
+from ..graph.guards import Caller
+from ..graph.write import Edge, GraphWriter
+from ..logs import log_line
+from ..memory.recall import recall
+from ..memory.remember import MemoryWrite, remember
+from ..search import SearchRequest
+from .metrics import percentile
+
+KS = (5, 10, 25)
+FACT_FIELDS = ("conversation", "about", "fact", "evidence")
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise ValidationError("DIR", f"{path} is missing (the folder needs observations.jsonl and questions.jsonl)")
+    rows = []
+    for n, line in enumerate(path.open(encoding="utf-8"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise ValidationError(f"{path.name}:{n}", f"not JSON ({err.msg})") from None
+    return rows
+
+
+def load(directory: Path) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Facts by conversation, and the questions every one of whose evidence ids a fact covers."""
+    facts: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for n, row in enumerate(_jsonl(Path(directory) / "observations.jsonl"), start=1):
+        if not all(row.get(k) for k in FACT_FIELDS) or not isinstance(row["evidence"], list):
+            raise ValidationError(f"observations.jsonl:{n}", f"needs {', '.join(FACT_FIELDS)} (evidence: a list)")
+        facts[str(row["conversation"])].append(row)
+    covered = {c: {e for f in rows for e in f["evidence"]} for c, rows in facts.items()}
+    questions = []
+    for n, q in enumerate(_jsonl(Path(directory) / "questions.jsonl"), start=1):
+        if not isinstance(q.get("question"), str) or not isinstance(q.get("evidence"), list):
+            raise ValidationError(f"questions.jsonl:{n}", "needs 'question' (text) and 'evidence' (list of ids)")
+        known = covered.get(str(q.get("conversation")), set())
+        if q["evidence"] and set(q["evidence"]) <= known:
+            questions.append(q)
+    return dict(facts), questions
+
+
+def fresh_account(settings: Settings, db: Database, conversation: str) -> ValidatedAccount:
+    """The account ``memory:<conversation>``, created or emptied."""
+    name = f"memory:{conversation}"
+    found = [a for a in list_accounts(settings.data_root) if a.name == name]
+    account = validate_account(
+        settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id
+    )
+    db.autocommit(
+        "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 2000 ROWS",
+        a=account.account_id,
+    )
+    return account
+
+
+def write_facts(writer: GraphWriter, facts: list[dict[str, Any]]) -> int:
+    """Each speaker as a Person (resolved after the first), each fact as a Fact ABOUT them."""
+    people: dict[str, str] = {}
+    for f in facts:
+        about = str(f["about"])
+        if about not in people:
+            people[about] = remember(writer, MemoryWrite(["Person"], {"name": about}))["nodeId"]
+        props = {"text": f["fact"], "evidence": [str(e) for e in f["evidence"]]}
+        if f.get("timestamp"):
+            props["validFrom"] = f["timestamp"]
+        remember(writer, MemoryWrite(["Fact"], props, edges=[Edge("ABOUT", people[about])]))
+    return len(facts)
+
+
+def evaluate(
+    settings: Settings,
+    db: Database,
+    embedder: Embedder,
+    directory: Path,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    facts, questions = load(directory)
+    accounts: dict[str, ValidatedAccount] = {}
+    started = time.perf_counter()
+    written = 0
+    for conversation, rows in sorted(facts.items()):
+        account = accounts[conversation] = fresh_account(settings, db, conversation)
+        written += write_facts(GraphWriter(db, account, embedder, created_by="eval"), rows)
+        if progress is not None:
+            progress("facts", written, sum(map(len, facts.values())))
+    write_ms = (time.perf_counter() - started) * 1000
+    totals: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
+    latencies = []
+    for i, q in enumerate(questions, start=1):
+        account = accounts[str(q["conversation"])]
+        t0 = time.perf_counter()
+        response = recall(
+            db, Caller(account.account_id), embedder, settings, SearchRequest(q["question"], limit=max(KS))
+        )
+        latencies.append((time.perf_counter() - t0) * 1000)
+        ranked = [h.properties.get("evidence") or [] for h in response.hits]
+        for k in KS:
+            found = {e for ev in ranked[:k] for e in ev}
+            recall_k = len(found.intersection(q["evidence"])) / len(set(q["evidence"]))
+            totals["overall"][k].append(recall_k)
+            totals[str(q.get("category") or "uncategorised")][k].append(recall_k)
+        if progress is not None:
+            progress("questions", i, len(questions))
+
+    def summary(bucket: dict[int, list[float]]) -> dict[str, float]:
+        return {f"recall@{k}": round(sum(v) / len(v), 4) if v else 0.0 for k, v in bucket.items()}
+
+    overall = summary(totals["overall"])
+    result = {
+        "overall": overall,
+        "by_category": {
+            c: dict(summary(b), questions=len(b[KS[0]])) for c, b in sorted(totals.items()) if c != "overall"
+        },
+        "questions": len(questions),
+        "facts": written,
+        "write_ms": round(write_ms),
+        "p50_ms": round(percentile(latencies, 50), 1),
+        "p95_ms": round(percentile(latencies, 95), 1),
+    }
+    log_line("eval:memory", questions=len(questions), facts=written, **_log_fields(overall))
+    return result
+
+
+def _log_fields(figures: dict[str, float]) -> dict[str, Any]:
+    return {k.replace("@", "_at_"): v for k, v in figures.items()}
