@@ -143,6 +143,11 @@ def test_remove_relation(db, account, make_account, admin, caplog) -> None:
     with caplog.at_level(logging.INFO, logger="maxy"):
         assert remove_relation(admin, a, "KNOWS", b) == {"source": a, "type": "KNOWS", "target": b, "removed": 1}
     assert any(r.getMessage().startswith("[memory] op=unlink") for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="maxy"):
+        refusal(remove_relation, admin, a, "KNOWS", b)
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[memory]")]
+    assert "op=unlink" in line and "result=refused reason=no-relation" in line
     assert refusal(remove_relation, admin, a, "KNOWS", b) == (
         f"type: no KNOWS relation from {a!r} to {b!r}; nothing was removed"
     )

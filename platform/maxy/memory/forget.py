@@ -34,6 +34,14 @@ from ..logs import log_line, short
 HISTORY_TYPES = frozenset({"SUPERSEDED_BY"})
 
 
+class Refused(ValidationError):
+    """A refusal of a readable target, with the short reason the log line gives."""
+
+    def __init__(self, field: str, reason: str, code: str):
+        super().__init__(field, reason)
+        self.code = code
+
+
 def forget_node(writer: GraphWriter, node_id: str) -> dict[str, Any]:
     """Soft-delete the node ``node_id`` inside the writer's view; returns nodeId, forgotten
     (true), labels and deletedAt.
@@ -65,7 +73,7 @@ def remove_relation(writer: GraphWriter, source: str, rel_type: str, target: str
     fields: dict[str, Any] = {"source": short(str(source)), "type": rel_type, "target": short(str(target))}
     try:
         if rel_type in HISTORY_TYPES:
-            raise ValidationError("type", "history edges cannot be removed; forget the node instead")
+            raise Refused("type", "history edges cannot be removed; forget the node instead", "history-edge")
         rel_type = check_relationship_type(rel_type, field="type")
         source, target = _check_id(source, "source"), _check_id(target, "target")
         removed = writer.db.write_tx(lambda tx: _unlink_in_tx(tx, writer, source, rel_type, target))
@@ -92,17 +100,19 @@ def _forget_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, node_id: st
         raise not_writable("nodeId", node_id)
     row = record.data()
     if "KnowledgeDocument" in row["labels"]:
-        raise ValidationError(
+        raise Refused(
             "nodeId",
             f"{node_id!r} is a KnowledgeDocument: delete it with memory-delete (attachmentId "
             f"{row['attachmentId']!r}, `maxy delete --attachment`), which removes its sections and chunks too; "
             "nothing was forgotten",
+            "document",
         )
     if writer.caller.pinned and not is_confined(writer.caller, row["scope"], row["agents"]):
-        raise ValidationError(
+        raise Refused(
             "nodeId",
             "this node is also visible outside this server's pinned view, so it cannot be forgotten from here "
             "(an unpinned admin can); nothing was forgotten",
+            "shared-outside-view",
         )
     tx.run(
         f"MATCH (n:Node {{nodeId: $id}}) WHERE {guard.clause} SET n.deletedAt = $now",
@@ -147,9 +157,8 @@ def _unlink_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, source: str
             target=target,
         ).single()
         hint = "; there is one from target to source (swap them)" if reverse and reverse["n"] else ""
-        raise ValidationError(
-            "type", f"no {rel_type} relation from {source!r} to {target!r}{hint}; nothing was removed"
-        )
+        message = f"no {rel_type} relation from {source!r} to {target!r}{hint}; nothing was removed"
+        raise Refused("type", message, "no-relation")
     return removed
 
 
@@ -161,6 +170,8 @@ def _check_id(value: object, field: str) -> str:
 
 
 def _reason(err: MaxyError) -> str:
+    if isinstance(err, Refused):
+        return err.code
     if isinstance(err, GraphWriteError):
         return err.reason
     return f"invalid-{err.field}" if isinstance(err, ValidationError) else type(err).__name__
