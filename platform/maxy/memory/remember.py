@@ -246,6 +246,37 @@ def _note_about(db: Any, caller: Caller, spec: NodeSpec) -> None:
         spec.properties = {**spec.properties, "about": ", ".join(names)}
 
 
+def parse_edges(edges: object) -> list[Edge]:
+    """Edges as tools and scripts give them: ``[{type, target, direction?, properties?}]``
+    (direction ``out``/``outgoing`` or ``in``/``incoming``), or ``Edge`` objects."""
+    if edges is None:
+        return []
+    if not isinstance(edges, (list, tuple)):
+        raise ValidationError("edges", "a list of {type, target, direction} objects")
+    return [e if isinstance(e, Edge) else _edge(i, e) for i, e in enumerate(edges)]
+
+
+def _edge(i: int, e: object) -> Edge:
+    where = f"edges[{i}]"
+    if not isinstance(e, dict):
+        raise ValidationError(where, "an object with type, target and optional direction")
+    unknown = set(e) - {"type", "target", "direction", "properties"}
+    if unknown:
+        raise ValidationError(where, f"unknown key(s) {sorted(unknown)}; use type, target, direction, properties")
+    if not isinstance(e.get("type"), str):
+        raise ValidationError(f"{where}.type", "a relationship type is required")
+    if not isinstance(e.get("target"), str):
+        raise ValidationError(f"{where}.target", "the target's nodeId is required")
+    raw = e.get("direction") or "out"
+    direction = {"outgoing": "out", "incoming": "in"}.get(raw, raw)
+    if direction not in ("out", "in"):
+        raise ValidationError(f"{where}.direction", "'out' (this node -> target) or 'in' (target -> this node)")
+    props = e.get("properties") or {}
+    if not isinstance(props, dict):
+        raise ValidationError(f"{where}.properties", "an object")
+    return Edge(e["type"], e["target"], "in" if direction == "in" else "out", props)
+
+
 def _add_provenance(spec: NodeSpec, source: str | None) -> None:
     if source is None or source == spec.node_id:
         return  # never a self-loop when the conversation (or task) itself is updated

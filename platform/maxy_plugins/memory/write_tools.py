@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from maxy.graph.confine import not_writable
-from maxy.graph.write import Edge
-from maxy.memory.remember import MemoryWrite, remember
+from maxy.memory.remember import MemoryWrite, parse_edges, remember
 from maxy.plugins import (
     ToolContext,
     active_conversation,
@@ -22,30 +21,6 @@ from maxy.plugins import (
     tool,
     tool_errors,
 )
-
-
-def _parse_edges(edges: object) -> list[Edge]:
-    if edges is None:
-        return []
-    require(isinstance(edges, list), "edges", "a list of {type, target, direction} objects")
-    out: list[Edge] = []
-    for i, e in enumerate(edges):  # type: ignore[arg-type, var-annotated]
-        where = f"edges[{i}]"
-        require(isinstance(e, dict), where, "an object with type, target and optional direction")
-        unknown = set(e) - {"type", "target", "direction", "properties"}
-        require(not unknown, where, f"unknown key(s) {sorted(unknown)}; use type, target, direction, properties")
-        require(isinstance(e.get("type"), str), f"{where}.type", "a relationship type is required")
-        require(isinstance(e.get("target"), str), f"{where}.target", "the target's nodeId is required")
-        direction = {"outgoing": "out", "incoming": "in"}.get(e.get("direction") or "out", e.get("direction") or "out")
-        require(
-            direction in ("out", "in"),
-            f"{where}.direction",
-            "'out' (this node -> target) or 'in' (target -> this node)",
-        )
-        props = e.get("properties") or {}
-        require(isinstance(props, dict), f"{where}.properties", "an object")
-        out.append(Edge(e["type"], e["target"], direction, props))  # type: ignore[arg-type]  # checked above
-    return out
 
 
 @tool(
@@ -92,7 +67,7 @@ def memory_write(
     memory = MemoryWrite(
         labels,
         properties,
-        edges=_parse_edges(edges),
+        edges=parse_edges(edges),
         node_id=nodeId,
         scope=scope,
         agents=agents,
