@@ -20,7 +20,9 @@ MAX_EMBED_CHARS = 4000
 _HEAD_PROPS = ("title", "name", "displayName", "headline", "subject", "question")
 _BODY_PROPS = ("description", "body", "content", "text", "answer", "reviewBody", "compiledTruth", "notes", "caption")
 # Values that say nothing about what an entity is (ids, links, times).
-_NOT_DESCRIPTIVE = frozenset({"about", "url", "sameAs", "image", "slug", "validFrom", "validUntil", "evidence", "source"})
+_NOT_DESCRIPTIVE = frozenset(
+    {"about", "url", "sameAs", "image", "slug", "validFrom", "validUntil", "evidence", "source"}
+)
 MAX_DESCRIPTIVE_CHARS = 300
 
 

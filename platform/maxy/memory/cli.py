@@ -1,6 +1,6 @@
-"""``maxy memory get|forget|unlink`` (a feature module: ``register(app)``).
+"""``maxy memory write|search|get|forget|unlink`` (a feature module: ``register(app)``).
 
-The commands run the same functions as the memory-get, memory-forget and
+The commands run the same functions as the memory-write, memory-search, memory-get, memory-forget and
 memory-remove-relation tools, as this process's caller: ACCOUNT_ID validated, and the
 ALLOWED_SCOPES / AGENT_SLUG pins of the environment applied. Other ``maxy memory`` commands
 join ``memory_app``.
@@ -16,7 +16,9 @@ import typer
 
 from ..console import emit_json, friendly, out
 
-memory_app = typer.Typer(no_args_is_help=True, help="Entity memory: read nodes back, forget them, unlink them.")
+memory_app = typer.Typer(
+    no_args_is_help=True, help="Entity memory: write and search it, read nodes back, forget them, unlink them."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -132,3 +134,118 @@ def unlink_cmd(
             markup=False,
             highlight=False,
         )
+
+
+def _value(raw: str) -> Any:
+    """A --prop value: JSON when it parses as a number, list, true/false or quoted text, else the text."""
+    import json
+
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    return value if not isinstance(value, dict) else raw
+
+
+def _props(pairs: list[str]) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r}: use KEY=VALUE", param_hint="--prop")
+        props[key.strip()] = _value(raw)
+    return props
+
+
+def _edges(specs: list[str]) -> list[dict[str, str]]:
+    edges = []
+    for spec in specs:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("out", "in")):
+            raise typer.BadParameter(f"{spec!r}: use TYPE:TARGET_ID or TYPE:TARGET_ID:in", param_hint="--edge")
+        edges.append({"type": parts[0], "target": parts[1], "direction": parts[2] if len(parts) == 3 else "out"})
+    return edges
+
+
+@memory_app.command("write")
+@friendly
+def write_cmd(
+    labels: list[str] = typer.Option(..., "--label", help="A node label, e.g. Person (repeatable)."),
+    props: list[str] = typer.Option([], "--prop", help="KEY=VALUE (repeatable); JSON values are parsed."),
+    edges: list[str] = typer.Option([], "--edge", help="TYPE:TARGET_ID[:in] (repeatable)."),
+    node_id: str = typer.Option(None, "--node-id", help="Update this existing node."),
+    no_resolve: bool = typer.Option(False, "--no-resolve", help="Always create, even when the name is known."),
+    supersede: list[str] = typer.Option([], "--supersede", help="An earlier fact this one replaces (repeatable)."),
+    valid_from: str = typer.Option(None, "--valid-from", help="When it became true (ISO 8601)."),
+    valid_until: str = typer.Option(None, "--valid-until", help="When it stops being true (ISO 8601)."),
+    scope: str = typer.Option(None, "--scope", help="public | shared | admin"),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Write one node as the memory-write tool does (entity resolution, supersede, validity)."""
+    from ..config import load_settings
+    from ..embeddings import get_embedder
+    from ..graph.write import GraphWriter
+    from .remember import MemoryWrite, parse_edges, remember
+
+    properties = _props(props)
+    for key, value in (("validFrom", valid_from), ("validUntil", valid_until)):
+        if value is not None:
+            properties[key] = value
+    embedder = get_embedder(load_settings())
+    with _session() as (db, account, caller):
+        writer = GraphWriter(db, account, embedder, caller=caller, created_by="cli")
+        memory = MemoryWrite(
+            labels,
+            properties,
+            edges=parse_edges(_edges(edges)),
+            node_id=node_id,
+            scope=scope,
+            resolve=not no_resolve,
+            supersede=supersede,
+        )
+        result = remember(writer, memory)
+    if json_out:
+        emit_json(result)
+        return
+    verb = "created" if result["created"] else f"merged into {result['resolved']}" if result["resolved"] else "updated"
+    _say(f"{verb}: {result['nodeId']} [{':'.join(result['labels'])}]")
+    if result["superseded"]:
+        _say(f"superseded: {', '.join(result['superseded'])}")
+
+
+@memory_app.command("search")
+@friendly
+def search_cmd(
+    query: str = typer.Argument(..., help="What to look for."),
+    limit: int = typer.Option(10, "--limit", min=1, max=500),
+    labels: list[str] = typer.Option([], "--label", help="Only these labels (repeatable)."),
+    as_of: str = typer.Option(None, "--as-of", help="What was true at this ISO 8601 instant."),
+    history: bool = typer.Option(False, "--history", help="Include superseded and expired facts."),
+    after: str = typer.Option(None, "--after", help="Only what happened at or after this instant."),
+    before: str = typer.Option(None, "--before", help="Only what happened before this instant."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Search memory as the memory-search tool does, with its time filters."""
+    from ..config import load_settings
+    from ..embeddings import get_embedder
+    from ..search import SearchRequest, render
+    from .recall import recall
+
+    settings = load_settings()
+    request = SearchRequest(
+        query,
+        limit=limit,
+        labels=tuple(labels) or None,
+        as_of=as_of,
+        include_history=history,
+        after=after,
+        before=before,
+    )
+    with _session() as (db, _account, caller):
+        hits = recall(
+            db, caller, get_embedder(settings), settings, request, keywords=settings.KNOWLEDGE_KEYWORDS or ()
+        ).hits
+    if json_out:
+        emit_json([{**h.explain(), "labels": h.labels, "properties": h.properties} for h in hits])
+        return
+    _say(render(hits))
