@@ -205,3 +205,23 @@ def test_an_exact_unique_name_ranks_first_among_hundreds_of_similar_nodes(db, wr
         top = ids(db, account, name, limit=10, embedder=embedder)
         want = by_name[next(n for n in names if n.lower().replace("-", " ") == name.lower().replace("-", " "))]
         assert top[0] == want, name
+
+
+def test_reindex_backfills_nodes_written_before_every_label_was_indexed(db, account, embedder):
+    from maxy.search.reindex import reindex
+
+    db.write(
+        """
+        CREATE (:Node:Organization {nodeId: 'legacy-org', accountId: $a, name: 'Vandelay Industries Inc.',
+                                    description: 'Importer and exporter of latex goods'})
+        CREATE (:Node:Fact {nodeId: 'legacy-fact', accountId: $a, text: 'Art imports chips', validFrom: '2020-02-03'})
+        """,
+        a=account.account_id,
+    )
+    summary = reindex(db, account, embedder)
+    assert summary["keyed"] == 2 and summary["embedded"] == 2 and summary["remaining"] == 0
+    org, fact = node(db, "legacy-org"), node(db, "legacy-fact")
+    assert org["nameKey"] == "vandelay industries inc" and org["aliasKeys"] == ["vandelay industries"]
+    assert fact["dateText"] == "3 February 2020" and len(fact["embedding"]) == embedder.dimensions
+    assert ids(db, account, "latex importers", embedder=embedder, labels=("Organization",)) == ["legacy-org"]
+    assert reindex(db, account, embedder)["keyed"] == 0, "a second run has nothing left to do"

@@ -1,4 +1,6 @@
-"""Backfill embeddings for nodes stored without one (embedder outage, new index, new model).
+"""Backfill embeddings for nodes stored without one (embedder outage, new index, new model),
+and the keys the write primitive derives (``nameKey`` / ``aliasKeys`` of a named node, the
+``dateText`` of a dated fact) for nodes written before it derived them.
 
 Resumable by construction: each batch commits on its own, and a re-run picks up exactly the
 nodes whose embedding is still null. A pinned caller reaches (and counts) only its own view.
@@ -16,7 +18,9 @@ from ..db import Database
 from ..embeddings.base import Embedder, EmbeddingError
 from ..graph.allowlist import INDEXED_LABELS, check_labels
 from ..graph.guards import Caller, node_guard
+from ..graph.names import node_keys
 from ..graph.text import embedding_text
+from ..graph.validity import date_text
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
 
@@ -58,6 +62,7 @@ def reindex(
     wanted = _labels(labels)
     account_id = account.account_id
     writer = GraphWriter(db, account, embedder, caller=caller, created_by="reindex")
+    keyed = backfill_keys(db, writer.caller, batch_size=500)
     query, params = _missing(
         writer.caller,
         "AND n.nodeId > $after RETURN n.nodeId AS id, labels(n) AS labels, properties(n) AS props "
@@ -84,6 +89,7 @@ def reindex(
             progress(embedded + skipped)
     remaining = count_missing(db, account_id, labels, caller=writer.caller)
     summary = {
+        "keyed": keyed,
         "embedded": embedded,
         "skipped": skipped,
         "failed": failed,
@@ -92,3 +98,51 @@ def reindex(
     }
     log_line("reindex", accountId=short(account_id), labels=len(wanted), **summary)
     return summary
+
+
+def backfill_keys(db: Database, caller: Caller, *, batch_size: int = 500) -> int:
+    """Derive ``nameKey`` / ``aliasKeys`` and ``dateText`` where a node lacks them; returns how
+    many nodes gained keys."""
+    guard = node_guard(caller, "n")
+    done = 0
+    while True:
+        rows = db.read(
+            f"""
+            MATCH (n:Node) WHERE {guard.clause}
+              AND ((n.nameKey IS NULL AND (n.name IS NOT NULL OR n.title IS NOT NULL))
+                   OR (n.dateText IS NULL AND n.validFrom IS NOT NULL))
+            RETURN n.nodeId AS id, labels(n) AS labels, n.name AS name, n.title AS title,
+                   n.alternateName AS alternateName, n.aliases AS aliases, n.validFrom AS validFrom
+            LIMIT $limit
+            """,
+            limit=batch_size,
+            **guard.params,
+        )
+        updates = [_derived(r) for r in rows]
+        if not updates:
+            return done
+        db.write(
+            f"""
+            UNWIND $rows AS row MATCH (n:Node {{nodeId: row.id}}) WHERE {guard.clause}
+            SET n.nameKey = coalesce(row.nameKey, n.nameKey), n.aliasKeys = coalesce(row.aliasKeys, n.aliasKeys),
+                n.dateText = coalesce(row.dateText, n.dateText)
+            """,
+            rows=updates,
+            **guard.params,
+        )
+        done += len(updates)
+        if len(rows) < batch_size:
+            return done
+
+
+def _derived(row: dict[str, Any]) -> dict[str, Any]:
+    """The keys of one node; '' marks a value that gives no key, so the node is not picked again."""
+    key, aliases = node_keys(row["labels"], row)
+    named = row["name"] is not None or row["title"] is not None
+    dated = row["validFrom"] is not None
+    return {
+        "id": row["id"],
+        "nameKey": (key or "") if named else None,
+        "aliasKeys": aliases or None,
+        "dateText": (date_text(row["validFrom"]) or "") if dated else None,
+    }
