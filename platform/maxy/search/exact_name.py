@@ -9,29 +9,30 @@ above every fused hit (several exact matches keep their fused order).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..db import Database
-from ..graph.guards import both, node_guard
+from ..graph.guards import Caller, Guard, both, node_guard
 from ..graph.names import name_key
 from .hits import Hit
-from .retrieve import Where
 
 MAX_EXACT = 20
 
 
-def exact_hits(db: Database, where: Where, query: str) -> list[Hit]:
-    """The nodes in the search's view whose canonical name is the query's."""
+def exact_hits(db: Database, caller: Caller, labels: Sequence[str] | None, when: Guard | None, query: str) -> list[Hit]:
+    """The nodes in the search's view (guards, labels, time filters) whose canonical name is the query's."""
     key = name_key(query)
     if key is None:
         return []
-    guard = both(node_guard(where.caller, "n"), where.when)
-    label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if where.labels else ""
+    guard = both(node_guard(caller, "n"), when)
+    label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
     rows = db.read(
         f"""
         MATCH (n:Node {{nameKey: $key}}) WHERE {guard.clause} {label_filter}
         RETURN n.nodeId AS id, [l IN labels(n) WHERE l <> 'Node'] AS labels ORDER BY n.updatedAt DESC LIMIT $cap
         """,
         key=key,
-        labels=list(where.labels or []),
+        labels=list(labels or []),
         cap=MAX_EXACT,
         **guard.params,
     )

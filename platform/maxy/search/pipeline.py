@@ -50,9 +50,8 @@ def hybrid(
             vector_norm=config.vector_norm or str(getattr(embedder, "fusion_vector_norm", "cosine")),
             rrf_k=config.rrf_k,
         )
-    exact = exact_name.exact_hits(db, where, req.query)
-    hits = exact_name.promote(hits, exact)
-    run.count(exact=len(exact), fused=len(hits))
+    hits = exact_name.promote(hits, found.exact)
+    run.count(exact=len(found.exact), fused=len(hits))
     reader = subscriptions.reader(caller, config)
     hits = _boost_and_dedup(db, reader, hits, config, run)
     hits = cut(hits, req.threshold, req.limit)

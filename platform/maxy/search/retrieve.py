@@ -18,6 +18,7 @@ from ..embeddings.base import Embedder, EmbeddingError
 from ..graph.guards import Caller, Guard
 from .bm25 import bm25_search
 from .config import SearchConfig
+from .exact_name import exact_hits
 from .hits import Hit
 from .hyde import hypothetical_vectors
 from .indexes import clear_index_cache, fulltext_available, recorded_model
@@ -30,12 +31,14 @@ _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graph-search")
 
 @dataclass
 class Candidates:
-    """Each path's ranked lists (one per query text or vector), and which paths answered."""
+    """Each path's ranked lists (one per query text or vector), which paths answered, and the
+    nodes named exactly by the query (``exact_name``)."""
 
     vector_lists: list[list[Hit]]
     bm25_lists: list[list[Hit]]
     used_vector: bool
     used_bm25: bool
+    exact: list[Hit]
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ def retrieve(
         if use_bm25
         else None
     )
+    named = _pool.submit(exact_hits, db, where.caller, where.labels, where.when, queries[0])
     vector_lists: list[list[Hit]] = []
     if use_vector:
         assert embedder is not None
@@ -73,7 +77,7 @@ def retrieve(
     if pending is not None:
         run.timings["bm25_ms"] = (time.perf_counter() - started) * 1000
     run.count(vector=sum(map(len, vector_lists)), bm25=sum(map(len, bm25_lists)))
-    return Candidates(vector_lists, bm25_lists, use_vector, use_bm25)
+    return Candidates(vector_lists, bm25_lists, use_vector, use_bm25, named.result())
 
 
 def _paths(db: Database, plan: Plan, embedder: Embedder | None, run: SearchRun) -> tuple[bool, bool]:
