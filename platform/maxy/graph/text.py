@@ -1,7 +1,7 @@
 """Which text of a node is embedded.
 
-A fact about someone starts with who it is about (``about``) and ends with when it became
-true in words (``dateText``, "8 May 2023"). Nodes that carry a ``summary`` are embedded by it (the KnowledgeDocument hierarchy's
+A fact about someone starts with who it is about (``about``, unless its text already names
+them: repeating the name drowns what the fact says) and ends with when it became true in words (``dateText``, "8 May 2023"). Nodes that carry a ``summary`` are embedded by it (the KnowledgeDocument hierarchy's
 semantic anchors); other nodes by their title/name plus their main text. An entity (a person,
 an organisation, a product ...) often has no main text: its other short descriptive values
 follow as ``key: value`` lines ("jobTitle: engineer"), so what an agent wrote about it is
@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .allowlist import EMBEDDED_LABELS, ENTITY_LABELS, RESERVED_PROPERTIES
+from .names import name_key
 
 MAX_EMBED_CHARS = 4000
 
@@ -44,7 +45,7 @@ def embedding_text(labels: Sequence[str], props: Mapping[str, Any]) -> str | Non
         if ENTITY_LABELS.intersection(labels):
             parts += _descriptive(props)
     about = _names(props.get("about"))
-    if about and parts:
+    if about and parts and not _mentions(" ".join(parts), about):
         parts[0] = f"{about}: {parts[0]}"
     if isinstance(props.get("dateText"), str) and props["dateText"]:
         parts.append(f"({props['dateText']})")
@@ -76,3 +77,9 @@ def _names(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(v.strip() for v in value if isinstance(v, str) and v.strip())
     return ""
+
+
+def _mentions(text: str, names: str) -> bool:
+    """True when every word of every name in ``names`` (comma-separated) is a word of ``text``."""
+    words = set((name_key(text) or "").split())
+    return all(set((name_key(n) or "").split()) <= words for n in names.split(","))
