@@ -79,16 +79,38 @@ def parse_message(row: Any, where: str) -> ImportedMessage:
     )
 
 
-def transcript_line(m: ImportedMessage) -> str:
-    line = f"{m.speaker}: {m.content.strip()}"
-    if m.image_caption:
-        line += f" [image: {m.image_caption}]"
+def transcript_text(speaker: str | None, text: str, image_caption: str | None = None) -> str:
+    """A message's stored ``content``: ``"<speaker>: <text>"`` (the text alone without a speaker)."""
+    line = f"{speaker}: {text.strip()}" if speaker else text.strip()
+    if image_caption:
+        line += f" [image: {image_caption}]"
     return line
+
+
+def transcript_line(m: ImportedMessage) -> str:
+    return transcript_text(m.speaker, m.content, m.image_caption)
+
+
+def context_summary(lines: Sequence[str], i: int) -> str | None:
+    """The embedded text of turn ``i`` of a session's transcript lines: the turn with its
+    neighbours, so a reply like "Yes, last Tuesday!" is found by what it answers (stored as the
+    Message's summary); None for a turn without neighbours."""
+    window = lines[max(0, i - CONTEXT_BEFORE) : i + CONTEXT_AFTER + 1]
+    return "\n".join(window) if len(window) > 1 else None
 
 
 def _node_id(account_id: str, *parts: str) -> str:
     digest = hashlib.sha1("\x1f".join((account_id, *parts)).encode()).hexdigest()[:24]
     return f"msg-{digest}"
+
+
+def message_node_id(root: str, session: str, message_id: str) -> str:
+    """A message's nodeId per (id root, session, message id): the same turn lands on the same node."""
+    return _node_id(root, "message", session, message_id)
+
+
+def imported_conversation_id(root: str, session: str) -> str:
+    return _node_id(root, "conversation", session)
 
 
 def build_specs(account_id: str, messages: Sequence[ImportedMessage]) -> list[NodeSpec]:
@@ -99,7 +121,7 @@ def build_specs(account_id: str, messages: Sequence[ImportedMessage]) -> list[No
         sessions.setdefault(m.session, []).append(m)
     specs: list[NodeSpec] = []
     for session, turns in sessions.items():
-        conv_id = _node_id(account_id, "conversation", session)
+        conv_id = imported_conversation_id(account_id, session)
         first = turns[0]
         specs.append(
             NodeSpec(
@@ -118,11 +140,10 @@ def build_specs(account_id: str, messages: Sequence[ImportedMessage]) -> list[No
         lines = [transcript_line(t) for t in turns]
         prev_id: str | None = None
         for i, m in enumerate(turns):
-            node_id = _node_id(account_id, "message", session, m.message_id)
+            node_id = message_node_id(account_id, session, m.message_id)
             edges = [Edge("HAS_MESSAGE", conv_id, "in")]
             if prev_id is not None:
                 edges.append(Edge("NEXT", prev_id, "in"))
-            window = lines[max(0, i - CONTEXT_BEFORE) : i + CONTEXT_AFTER + 1]
             props: dict[str, Any] = {
                 "messageId": m.message_id,
                 "sessionId": session,
@@ -135,10 +156,9 @@ def build_specs(account_id: str, messages: Sequence[ImportedMessage]) -> list[No
             }
             if m.image_caption:
                 props["imageCaption"] = m.image_caption
-            if len(window) > 1:
-                # The embedded text: the turn with its neighbours, so a reply like "Yes, last
-                # Tuesday!" is found by what it answers. (Stored as the Message's summary.)
-                props["summary"] = "\n".join(window)
+            summary = context_summary(lines, i)
+            if summary is not None:
+                props["summary"] = summary
             specs.append(NodeSpec(["Message"], props, edges=edges, node_id=node_id))
             prev_id = node_id
     return specs
