@@ -1,7 +1,8 @@
-"""``maxy conversation import|search`` (a feature module: ``register(app)``)."""
+"""``maxy conversation import|search|append`` (a feature module: ``register(app)``)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -10,7 +11,7 @@ import typer
 def register(app: typer.Typer) -> None:
     from ..console import emit_json, friendly, out
 
-    conv_app = typer.Typer(no_args_is_help=True, help="Conversation memory: import and search messages.")
+    conv_app = typer.Typer(no_args_is_help=True, help="Conversation memory: import, append and search messages.")
     app.add_typer(conv_app, name="conversation")
 
     @conv_app.command("import")
@@ -86,3 +87,54 @@ def register(app: typer.Typer) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
+
+    @conv_app.command("append")
+    @friendly
+    def append(
+        session: str = typer.Argument(..., help="The session (conversation) the turn belongs to."),
+        text: str = typer.Argument("-", help="The turn's text; - (the default) reads it from stdin."),
+        role: str = typer.Option("user", "--role", help="user, assistant or system."),
+        speaker: str = typer.Option(None, "--speaker", help='Who said it: stored as "<speaker>: <text>".'),
+        timestamp: str = typer.Option(None, "--timestamp", help="When it was said, ISO 8601 (default: now)."),
+        message_id: str = typer.Option(None, "--message-id", help="The same id again updates that turn."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Store one turn of a conversation (the same implementation as the conversation-append tool)."""
+        from ..accounts import validate_account_id_env
+        from ..config import load_settings
+        from ..db import Database
+        from ..embeddings import get_embedder
+        from ..errors import ValidationError
+        from ..graph.guards import Caller
+        from ..graph.write import GraphWriter
+        from .append import append_turn
+
+        settings = load_settings()
+        account = validate_account_id_env(settings)
+        if settings.SESSION_ID and session != settings.SESSION_ID:
+            raise ValidationError("session", "SESSION_ID pins the session; SESSION cannot name another one")
+        content = sys.stdin.read() if text == "-" else text
+        caller = Caller.from_settings(settings, account.account_id)  # the pins of this process
+        with Database(settings) as db:
+            writer = GraphWriter(db, account, get_embedder(settings), caller=caller, created_by="cli")
+            result = append_turn(
+                writer,
+                session,
+                role=role,
+                content=content,
+                speaker=speaker,
+                timestamp=timestamp,
+                message_id=message_id,
+            )
+        if json_out:
+            emit_json(result)
+            return
+        conversation = result["conversationId"] or "none yet (created at the second turn)"
+        out.print(
+            f"{'appended' if result['created'] else 'updated'} turn {result['seq']} of {result['sessionId']} "
+            f"(message {result['messageId']}, conversation {conversation}"
+            f"{'' if result['embedded'] else ', not embedded: run maxy reindex'})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )

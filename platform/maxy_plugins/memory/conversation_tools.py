@@ -1,0 +1,55 @@
+"""The memory plugin's conversation write tool: conversation-append, one turn of a conversation
+stored as a Message (``maxy.conversations.append.append_turn``) through the write primitive
+(``ctx.writer``), so a pinned server's turns stay in its view.
+
+A server pinned to a session (SESSION_ID) appends to that session; another sessionId is
+refused like conversation-search refuses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from maxy.conversations.append import MAX_CONTENT, append_turn
+from maxy.plugins import ToolContext, ToolError, tool, tool_errors
+
+
+@tool(
+    "conversation-append",
+    description=f"""
+Store one turn of a conversation as a message, so conversation-search finds it later.
+content: the turn's text (at most {MAX_CONTENT:,} characters); role: user | assistant | system
+(default user); speaker: who said it (stored as "<speaker>: <text>"); sessionId: the
+conversation (required unless this server is pinned to SESSION_ID, which it then must match);
+timestamp: when it was said, ISO 8601 (default now); messageId: your id for the turn (the same
+messageId again updates that turn instead of adding one). Each turn is embedded with its
+neighbouring turns; the conversation itself is created at its second turn. Returns
+{{"messageId", "nodeId", "sessionId", "conversationId", "seq", "created", "embedded"}} as JSON.
+""",
+)
+@tool_errors
+def conversation_append(
+    ctx: ToolContext,
+    content: str,
+    role: str = "user",
+    speaker: str | None = None,
+    sessionId: str | None = None,
+    timestamp: str | None = None,
+    messageId: str | None = None,
+) -> dict[str, Any]:
+    w = ctx.writer()  # refuses the public role before anything else
+    ctx.refuse_widening({"sessionId": sessionId})
+    if ctx.session_id and sessionId is not None and sessionId != ctx.session_id:
+        raise ToolError("sessionId: SESSION_ID is pinned for this server; a tool argument cannot change it")
+    session = ctx.session_id or sessionId
+    if session is None:
+        raise ToolError("sessionId: which conversation this turn belongs to is required (no SESSION_ID is pinned)")
+    return append_turn(
+        w,
+        session,
+        role=role,
+        content=content,
+        speaker=speaker,
+        timestamp=timestamp,
+        message_id=messageId,
+    )
