@@ -263,7 +263,7 @@ def append_turn(
         seq=out["seq"],
         created=out["created"],
         conversation=short(out["conversationId"]) if out["conversationId"] else None,
-        conversationCreated=new_conversation,
+        new_conversation=new_conversation,
         neighbours=updated,
         embedded=out["embedded"],
         ms=round((time.perf_counter() - started) * 1000),
