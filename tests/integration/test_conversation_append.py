@@ -235,3 +235,22 @@ def test_the_command_line_reads_stdin_and_prints_json(db, account, data_root):
     bad = run("cli-s", "x", "--role", "robot")
     assert bad.returncode == 1 and "role: one of user, assistant, system" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_racing_appends_make_one_conversation(db, account, monkeypatch):
+    """Separate processes do not share the in-process lock: without it, turns racing for the
+    session's second place still MERGE into one Conversation."""
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import nullcontext
+
+    import maxy.conversations.append as appending
+
+    monkeypatch.setattr(appending, "_session_lock", lambda root, sid: nullcontext())
+    writer = GraphWriter(db, account, None)
+    append_turn(writer, "race", role="user", content="turn zero")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = list(pool.map(lambda i: append_turn(writer, "race", role="user", content=f"turn {i}"), range(1, 5)))
+    [conv] = conversations(db, account.account_id)
+    assert {d["conversationId"] for d in done} == {conv["nodeId"]}
+    rows = messages(db, account.account_id, "race")
+    assert len(rows) == 5 and all(r["conversations"] == [conv["nodeId"]] for r in rows)
