@@ -72,7 +72,6 @@ class _Turn:
     node_id: str
     line: str
     summary: str | None
-    linked: bool
 
 
 @dataclass(frozen=True)
@@ -185,8 +184,7 @@ def _neighbours(
           WITH m ORDER BY {ts}, {seq_of}, m.createdAt LIMIT $n
           RETURN m, false AS isBefore
         }}
-        RETURN m.nodeId AS nodeId, m.content AS content, m.summary AS summary, isBefore,
-               EXISTS {{ ()-[:HAS_MESSAGE]->(m) }} AS linked
+        RETURN m.nodeId AS nodeId, m.content AS content, m.summary AS summary, isBefore
         """,
         sid=session_id,
         id=node_id,
@@ -195,7 +193,7 @@ def _neighbours(
         n=WINDOW,
         **view.params,
     )
-    turns = [(r["isBefore"], _Turn(r["nodeId"], str(r["content"] or ""), r["summary"], r["linked"])) for r in rows]
+    turns = [(r["isBefore"], _Turn(r["nodeId"], str(r["content"] or ""), r["summary"])) for r in rows]
     earlier = [t for is_before, t in turns if is_before]
     later = [t for is_before, t in turns if not is_before]
     return earlier[::-1], later
@@ -304,7 +302,7 @@ def _append_locked(
         )
     earlier, later = _neighbours(writer, sid, node_id, at, seq)
     line = transcript_text(speaker, text)
-    me = _Turn(node_id, line, None, own is not None)
+    me = _Turn(node_id, line, None)
     props: dict[str, Any] = {
         "messageId": mid,
         "sessionId": sid,
