@@ -1,4 +1,5 @@
-"""The entity-memory story an agent lives through, over stdio MCP against the real Neo4j:
+"""The entity-memory story an agent lives through, over stdio and streamable HTTP MCP against
+the real Neo4j:
 people and organisations written and found, a second spelling resolved to the first, a job
 change superseding the old fact (still there as of an earlier date), forgetting, and a unique
 name found first among hundreds of similar nodes."""
@@ -10,10 +11,17 @@ import re
 from pathlib import Path
 
 import anyio
+import httpx2
+from maxy.config import load_settings
 from maxy.graph.write import GraphWriter, NodeSpec
+from maxy.mcp.http import create_app
+from maxy.mcp.keys import create_api_key
+from maxy.plugins.discovery import discover_plugins
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
+from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 ID = re.compile(r"\(id: ([^)]+)\)")
@@ -24,6 +32,16 @@ async def _story(params: StdioServerParameters, errlog: Path) -> dict:
         async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             return await _calls(s)
+
+
+async def _story_http(url: str, key: str) -> dict:
+    async with (
+        httpx2.AsyncClient(headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=120)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as s,
+    ):
+        await s.initialize()
+        return await _calls(s)
 
 
 async def _calls(s: ClientSession) -> dict:
@@ -87,19 +105,39 @@ async def _calls(s: ClientSession) -> dict:
     )
     out["term"] = term["nodeId"]
     out["lookup"] = await call("memory-search", {"query": "Calibration step CX-0417", "expandHops": 0})
+    turns = [
+        await call("conversation-append", {"sessionId": "story", "content": said, "speaker": who})
+        for who, said in (("Ada", "I start at Initech on Monday"), ("Bob", "Congratulations on the new job"))
+    ]
+    out["turns"] = turns
+    out["heard"] = await s.call_tool("conversation-search", {"query": "new job at Initech", "sessionId": "story"})
     return out
 
 
-def test_the_entity_memory_story_over_stdio(db, account, data_root: Path, tmp_path: Path, embedder) -> None:
+def _similar_terms(db, account, embedder) -> None:
     similar = [
         NodeSpec(["DefinedTerm"], {"name": f"Calibration step CX-{i:04d}", "description": "Widget calibration"})
         for i in range(300)
     ]
     GraphWriter(db, account, embedder, created_by="test").write_many(similar)
+
+
+def test_the_entity_memory_story_over_stdio(db, account, data_root: Path, tmp_path: Path, embedder) -> None:
+    _similar_terms(db, account, embedder)
     env = child_env(data_root, ACCOUNT_ID=account.account_id)
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", "memory"], env=env, cwd=str(REPO))
-    out = anyio.run(_story, params, tmp_path / "server.log")
+    _check(anyio.run(_story, params, tmp_path / "server.log"))
 
+
+def test_the_entity_memory_story_over_http(db, account, data_root: Path, embedder) -> None:
+    _similar_terms(db, account, embedder)
+    key, _ = create_api_key(data_root, account.account_id, role="admin")
+    app = create_app(discover_plugins(["memory"]), load_settings(DATA_ROOT=data_root))
+    with serve_app(app) as base:
+        _check(anyio.run(_story_http, base + "/mcp", key))
+
+
+def _check(out: dict) -> None:
     ids = out["ids"]
     assert {ids["globex"], ids["ada"]} <= set(ID.findall(out["who"])), "the organisation and its person, top 3"
     assert out["again"]["resolved"] == ids["globex"] and out["again"]["created"] is False
@@ -115,3 +153,6 @@ def test_the_entity_memory_story_over_stdio(db, account, data_root: Path, tmp_pa
     ]
     assert out["forget"]["forgotten"] is True and new not in ID.findall(out["after_forget"])
     assert ID.findall(out["lookup"])[0] == out["term"], "an exact unique name ranks first among 300 similar"
+    first, second = out["turns"]
+    assert first["conversationId"] is None and second["conversationId"] is not None, "created at the second turn"
+    assert "new job" in text(out["heard"]) and not out["heard"].is_error

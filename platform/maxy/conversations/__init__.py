@@ -8,7 +8,8 @@
 - ``compaction``: the briefing stored on a conversation for the next turn;
 - ``context``: what an admin conversation carries over (briefing, review digest, open
   tasks, recent alerts);
-- ``cli``: ``maxy conversation import|search``.
+- ``append``: ``append_turn``, one turn from the agent (the Conversation appears at the second);
+- ``cli``: ``maxy conversation import|search|append``.
 """
 
 from .search import search_messages
