@@ -225,3 +225,22 @@ def test_reindex_backfills_nodes_written_before_every_label_was_indexed(db, acco
     assert fact["dateText"] == "3 February 2020" and len(fact["embedding"]) == embedder.dimensions
     assert ids(db, account, "latex importers", embedder=embedder, labels=("Organization",)) == ["legacy-org"]
     assert reindex(db, account, embedder)["keyed"] == 0, "a second run has nothing left to do"
+
+
+def test_conversation_search_keeps_the_window(db, account, embedder):
+    from maxy.conversations import search_messages
+    from maxy.conversations.append import append_turn
+
+    writer = GraphWriter(db, account, embedder, created_by="test")
+    append_turn(writer, "w-1", role="user", content="The boiler pressure dropped", timestamp="2024-01-10T09:00:00Z")
+    append_turn(
+        writer, "w-1", role="user", content="The boiler pressure dropped again", timestamp="2024-03-10T09:00:00Z"
+    )
+    caller = Caller(account.account_id)
+
+    def sent(**window) -> list[str]:
+        return [r["timestamp"][:10] for r in search_messages(db, caller, embedder, "boiler pressure", **window)]
+
+    assert sorted(sent()) == ["2024-01-10", "2024-03-10"]
+    assert sent(after="2024-02-01") == ["2024-03-10"]
+    assert sent(before="2024-02-01") == ["2024-01-10"]

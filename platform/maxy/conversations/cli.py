@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         query: str = typer.Argument(...),
         session: str = typer.Option(None, "--session", help="Only this session (conversation)."),
         limit: int = typer.Option(10, "--limit", "-n"),
+        after: str = typer.Option(None, "--after", help="Only messages sent at or after this ISO 8601 instant."),
+        before: str = typer.Option(None, "--before", help="Only messages sent before this ISO 8601 instant."),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Search past messages (the same implementation as the conversation-search tool)."""
@@ -73,6 +75,8 @@ def register(app: typer.Typer) -> None:
                 query,
                 session_id=session or settings.SESSION_ID,
                 limit=limit,
+                after=after,
+                before=before,
             )
         if json_out:
             emit_json(rows)
