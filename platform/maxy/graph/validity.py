@@ -84,10 +84,15 @@ def validity_clause(var: str = "n", *, as_of: str | None = None, include_history
     )
 
 
+def event_time(var: str = "n") -> str:
+    """The Cypher expression for when ``var`` happened (the first of ``EVENT_TIME`` that is set)."""
+    v = _var(var)
+    return f"coalesce({', '.join(f'{v}.{p}' for p in EVENT_TIME)})"
+
+
 def time_window_clause(var: str = "n", *, after: str | None = None, before: str | None = None) -> Guard:
     """Nodes whose event time (``EVENT_TIME``) lies in [after, before); ``true`` without bounds."""
-    v = _var(var)
-    moment = f"coalesce({', '.join(f'{v}.{p}' for p in EVENT_TIME)})"
+    moment = event_time(var)
     parts: list[str] = []
     params: dict[str, Any] = {}
     if after is not None:

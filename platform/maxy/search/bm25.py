@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ..db import Database
 from ..graph.guards import Caller, Guard, both, node_guard
+from ..graph.validity import event_time
 from ..schema import FULLTEXT_INDEX
 from .hits import Hit
 from .lucene import build_query
@@ -36,7 +37,8 @@ def bm25_search(
             f"""
             CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
             WITH n, score WHERE {guard.clause} {label_filter} {session_clause(session_id)}
-            RETURN n.nodeId AS id, labels(n) AS labels, score
+            RETURN n.nodeId AS id, labels(n) AS labels, score, n.validFrom AS validFrom,
+                   {event_time("n")} AS happened
             ORDER BY score DESC
             """,
             q=lucene,
@@ -48,7 +50,14 @@ def bm25_search(
         name = f"bm25:{qi}"
         out.append(
             [
-                Hit(r["id"], [x for x in r["labels"] if x != "Node"], bm25_raw=float(r["score"]), ranks={name: i})
+                Hit(
+                    r["id"],
+                    [x for x in r["labels"] if x != "Node"],
+                    bm25_raw=float(r["score"]),
+                    ranks={name: i},
+                    valid_from=r["validFrom"],
+                    happened=r["happened"],
+                )
                 for i, r in enumerate(rows, start=1)
             ]
         )

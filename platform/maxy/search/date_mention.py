@@ -1,8 +1,8 @@
 """DATE MENTION: a query that names a calendar day favours what happened on that day.
 
 "What did Maria share on 16 June, 2023?" names a day; among the fused hits, those whose event
-time (a fact's ``validFrom``, a message's ``timestamp``, else when it was recorded) falls
-within a day of it gain ``DATE_BOOST``. Queries without a full date (day, month and year)
+time (``Hit.happened``: a fact's ``validFrom``, a message's ``timestamp``, else when it was
+recorded, as the retrieval paths return it) falls within a day of it gain ``DATE_BOOST``. Queries without a full date (day, month and year)
 are left alone, and cost nothing.
 """
 
@@ -12,9 +12,6 @@ import re
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from ..db import Database
-from ..graph.guards import Caller, node_guard
-from ..graph.validity import EVENT_TIME
 from .hits import Hit
 
 DATE_BOOST = 0.2
@@ -48,23 +45,15 @@ def _full_month(name: str) -> str:
     return next(m for m in _MONTHS if m.startswith(lowered[:3]))
 
 
-def favour(db: Database, caller: Caller, hits: Sequence[Hit], query: str) -> int:
+def favour(hits: Sequence[Hit], query: str) -> int:
     """Add ``DATE_BOOST`` to the hits that happened within a day of a day the query names;
     returns how many gained it."""
     days = mentioned_days(query)
-    if not days or not hits:
+    if not days:
         return 0
-    guard = node_guard(caller, "n")
-    moment = f"coalesce({', '.join(f'n.{p}' for p in EVENT_TIME)})"
-    rows = db.read(
-        f"UNWIND $ids AS id MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause} RETURN n.nodeId AS id, {moment} AS at",
-        ids=[h.node_id for h in hits],
-        **guard.params,
-    )
-    when = {r["id"]: _day(r["at"]) for r in rows}
     favoured = 0
     for h in hits:
-        day = when.get(h.node_id)
+        day = _day(h.happened)
         if day is not None and any(abs((day - d).days) <= WITHIN_DAYS for d in days):
             h.score += DATE_BOOST
             favoured += 1

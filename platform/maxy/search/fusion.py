@@ -56,6 +56,8 @@ def merge(*lists: Iterable[Hit]) -> dict[str, Hit]:
                     hit.bm25_raw,
                     keyword_score=hit.keyword_score,
                     ranks=dict(hit.ranks),
+                    valid_from=hit.valid_from,
+                    happened=hit.happened,
                 )
             else:
                 _keep_best(seen, hit)
@@ -69,6 +71,8 @@ def _keep_best(seen: Hit, hit: Hit) -> None:
         seen.bm25_raw = hit.bm25_raw if seen.bm25_raw is None else max(seen.bm25_raw, hit.bm25_raw)
     for name, rank in hit.ranks.items():
         seen.ranks[name] = min(rank, seen.ranks.get(name, rank))
+    seen.valid_from = seen.valid_from or hit.valid_from
+    seen.happened = seen.happened or hit.happened
 
 
 def minmax(values: Sequence[float]) -> list[float]:

@@ -1,7 +1,7 @@
 """The hybrid search pipeline, one call per box, in the order of the diagram:
 
     route -> expand query -> retrieve (vector + BM25) + keyword subscriptions -> fuse
-          -> exact name, date mention -> boost -> dedup -> threshold, sort, slice -> expand graph
+          -> exact name, date mention, episode -> boost -> dedup -> threshold, sort, slice -> expand graph
 
 Each box is a small module named after it; ``SearchConfig`` says which optional boxes run
 (all off in ``BASELINE``), and ``SearchRun`` records timings, counts and warnings and writes
@@ -13,7 +13,18 @@ from __future__ import annotations
 from ..db import Database
 from ..embeddings.base import Embedder
 from ..graph.guards import Caller
-from . import boost, date_mention, dedup, exact_name, fusion, graph_expansion, query_expansion, route, subscriptions
+from . import (
+    boost,
+    date_mention,
+    dedup,
+    episode,
+    exact_name,
+    fusion,
+    graph_expansion,
+    query_expansion,
+    route,
+    subscriptions,
+)
 from .config import BASELINE, SearchConfig
 from .hits import Hit
 from .request import SearchRequest
@@ -51,7 +62,8 @@ def hybrid(
             rrf_k=config.rrf_k,
         )
     hits = exact_name.promote(hits, found.exact)
-    run.count(exact=len(found.exact), fused=len(hits), dated=date_mention.favour(db, caller, hits, req.query))
+    run.count(exact=len(found.exact), fused=len(hits), dated=date_mention.favour(hits, req.query))
+    run.count(episode=episode.support(hits))
     reader = subscriptions.reader(caller, config)
     hits = _boost_and_dedup(db, reader, hits, config, run)
     hits = cut(hits, req.threshold, req.limit)

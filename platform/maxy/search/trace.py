@@ -15,7 +15,19 @@ from .hits import Hit
 
 COMPONENT = "graph-search:hybrid"
 # The counts every log line carries, in this order (absent: 0).
-COUNTS = ("expansions", "vector", "bm25", "keyword", "exact", "fused", "dated", "boosted", "deduped", "final")
+COUNTS = (
+    "expansions",
+    "vector",
+    "bm25",
+    "keyword",
+    "exact",
+    "fused",
+    "dated",
+    "episode",
+    "boosted",
+    "deduped",
+    "final",
+)
 
 
 @dataclass

@@ -13,6 +13,7 @@ import neo4j
 from ..db import Database
 from ..graph.allowlist import ALL_LABELS, quote
 from ..graph.guards import Caller, Guard, both, node_guard
+from ..graph.validity import event_time
 from ..logs import log_line
 from .hits import Hit
 from .indexes import index_name_ok, session_filtered, vector_indexes
@@ -102,7 +103,13 @@ def _ranked_lists(rows: list) -> list[list[Hit]]:
     lists: dict[int, list[Hit]] = {}
     for r in rows:
         lists.setdefault(r["qi"], []).append(
-            Hit(r["id"], [x for x in r["labels"] if x != "Node"], vector_score=_cosine(float(r["score"])))
+            Hit(
+                r["id"],
+                [x for x in r["labels"] if x != "Node"],
+                vector_score=_cosine(float(r["score"])),
+                valid_from=r["validFrom"],
+                happened=r["happened"],
+            )
         )
     out = []
     for qi, hits in sorted(lists.items()):
@@ -178,7 +185,8 @@ def _vector_query(branches: list[str], guard_clause: str, session_id: str | None
         WITH qi, {{vec: $vecs[qi]}} AS q
         CALL (q) {{ {" UNION ALL ".join(branches)} }}
         WITH qi, via, n, score WHERE {guard_clause} {session_clause(session_id)}
-        RETURN qi, via, n.nodeId AS id, labels(n) AS labels, score
+        RETURN qi, via, n.nodeId AS id, labels(n) AS labels, score, n.validFrom AS validFrom,
+               {event_time("n")} AS happened
         ORDER BY qi, via, score DESC
     """
 
