@@ -25,7 +25,7 @@ from ..errors import ValidationError
 from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..logs import log_line
-from .metrics import percentile
+from .metrics import RecallByCategory, log_fields
 
 KS = (5, 10, 25)
 MARKER = "conversation-eval.json"
@@ -101,7 +101,7 @@ def evaluate(
 
     by_conv, questions = load(directory)
     accounts = {c: conversation_account(settings, db, embedder, c, msgs) for c, msgs in by_conv.items()}
-    totals: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
+    recall_by = RecallByCategory(KS)
     latencies = []
     for i, q in enumerate(questions, start=1):
         account = accounts.get(str(q.get("conversation")))
@@ -112,34 +112,14 @@ def evaluate(
         rows = search(db, Caller(account.account_id), embedder, q["question"], limit=max(KS), **extra)
         latencies.append((time.perf_counter() - t0) * 1000)
         ranked = [r["messageId"] for r in rows]
-        evidence = set(q["evidence"])
-        for k in KS:
-            recall = len(evidence.intersection(ranked[:k])) / len(evidence) if evidence else 0.0
-            totals["overall"][k].append(recall)
-            totals[str(q.get("category") or "uncategorised")][k].append(recall)
+        recall_by.add(str(q.get("category") or ""), [set(ranked[:k]) for k in KS], q["evidence"])
         if progress is not None:
             progress(i, len(questions))
-
-    def summary(bucket: dict[int, list[float]]) -> dict[str, float]:
-        return {f"recall@{k}": round(sum(v) / len(v), 4) if v else 0.0 for k, v in bucket.items()}
-
-    overall = summary(totals["overall"])
-    result = {
-        "overall": overall,
-        "by_category": {
-            c: dict(summary(b), questions=len(b[KS[0]])) for c, b in sorted(totals.items()) if c != "overall"
-        },
-        "questions": len(questions),
-        "p50_ms": round(percentile(latencies, 50), 1),
-        "p95_ms": round(percentile(latencies, 95), 1),
-    }
+    result = recall_by.result(latencies)
+    overall = result["overall"]
     log_line(
         "eval:conversations",
         questions=len(questions),
-        **_log_fields(overall),
+        **log_fields(overall),
     )
     return result
-
-
-def _log_fields(figures: dict[str, float]) -> dict[str, Any]:
-    return {k.replace("@", "_at_"): v for k, v in figures.items()}

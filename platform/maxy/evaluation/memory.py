@@ -30,7 +30,7 @@ from ..logs import log_line
 from ..memory.recall import recall
 from ..memory.remember import MemoryWrite, remember
 from ..search import SearchRequest
-from .metrics import percentile
+from .metrics import RecallByCategory, log_fields
 
 KS = (5, 10, 25)
 FACT_FIELDS = ("conversation", "about", "fact", "evidence")
@@ -114,7 +114,7 @@ def evaluate(
         if progress is not None:
             progress("facts", written, sum(map(len, facts.values())))
     write_ms = (time.perf_counter() - started) * 1000
-    totals: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
+    recall_by = RecallByCategory(KS)
     latencies = []
     for i, q in enumerate(questions, start=1):
         account = accounts[str(q["conversation"])]
@@ -124,32 +124,11 @@ def evaluate(
         )
         latencies.append((time.perf_counter() - t0) * 1000)
         ranked = [h.properties.get("evidence") or [] for h in response.hits]
-        for k in KS:
-            found = {e for ev in ranked[:k] for e in ev}
-            recall_k = len(found.intersection(q["evidence"])) / len(set(q["evidence"]))
-            totals["overall"][k].append(recall_k)
-            totals[str(q.get("category") or "uncategorised")][k].append(recall_k)
+        found_at = [{e for ev in ranked[:k] for e in ev} for k in KS]
+        recall_by.add(str(q.get("category") or ""), found_at, q["evidence"])
         if progress is not None:
             progress("questions", i, len(questions))
-
-    def summary(bucket: dict[int, list[float]]) -> dict[str, float]:
-        return {f"recall@{k}": round(sum(v) / len(v), 4) if v else 0.0 for k, v in bucket.items()}
-
-    overall = summary(totals["overall"])
-    result = {
-        "overall": overall,
-        "by_category": {
-            c: dict(summary(b), questions=len(b[KS[0]])) for c, b in sorted(totals.items()) if c != "overall"
-        },
-        "questions": len(questions),
-        "facts": written,
-        "write_ms": round(write_ms),
-        "p50_ms": round(percentile(latencies, 50), 1),
-        "p95_ms": round(percentile(latencies, 95), 1),
-    }
-    log_line("eval:memory", questions=len(questions), facts=written, **_log_fields(overall))
+    result = {**recall_by.result(latencies), "facts": written, "write_ms": round(write_ms)}
+    overall = result["overall"]
+    log_line("eval:memory", questions=len(questions), facts=written, **log_fields(overall))
     return result
-
-
-def _log_fields(figures: dict[str, float]) -> dict[str, Any]:
-    return {k.replace("@", "_at_"): v for k, v in figures.items()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 def ndcg_at_k(ranked: Sequence[str], relevance: Mapping[str, int], k: int = 10) -> float:
@@ -36,3 +37,42 @@ def percentile(values: Sequence[float], q: float) -> float:
     pos = (len(ordered) - 1) * q / 100.0
     lo, hi = math.floor(pos), math.ceil(pos)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def log_fields(figures: Mapping[str, float]) -> dict[str, Any]:
+    """``recall@5`` -> ``recall_at_5``: figures as log-line keys."""
+    return {k.replace("@", "_at_"): v for k, v in figures.items()}
+
+
+class RecallByCategory:
+    """Recall@k per question, gathered overall and per category, summarised as the
+    conversation and memory evaluations report it."""
+
+    def __init__(self, ks: Sequence[int]):
+        self.ks = tuple(ks)
+        self.totals: dict[str, dict[int, list[float]]] = {}
+
+    def add(self, category: str, found_at: Sequence[set[str]], evidence: Sequence[str]) -> None:
+        """``found_at[i]``: the evidence ids among the first ``ks[i]`` results."""
+        wanted = set(evidence)
+        for bucket in ("overall", category or "uncategorised"):
+            by_k = self.totals.setdefault(bucket, {k: [] for k in self.ks})
+            for k, found in zip(self.ks, found_at, strict=True):
+                by_k[k].append(len(wanted & found) / len(wanted) if wanted else 0.0)
+
+    def _summary(self, bucket: dict[int, list[float]]) -> dict[str, float]:
+        return {f"recall@{k}": round(sum(v) / len(v), 4) if v else 0.0 for k, v in bucket.items()}
+
+    def result(self, latencies: Sequence[float]) -> dict[str, Any]:
+        overall = self.totals.get("overall", {k: [] for k in self.ks})
+        return {
+            "overall": self._summary(overall),
+            "by_category": {
+                c: dict(self._summary(b), questions=len(b[self.ks[0]]))
+                for c, b in sorted(self.totals.items())
+                if c != "overall"
+            },
+            "questions": len(overall[self.ks[0]]),
+            "p50_ms": round(percentile(latencies, 50), 1),
+            "p95_ms": round(percentile(latencies, 95), 1),
+        }

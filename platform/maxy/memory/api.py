@@ -29,6 +29,7 @@ from ..embeddings.base import Embedder
 from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..search import SearchRequest
+from ..search.format import to_json
 from .forget import forget_node, remove_relation
 from .neighbourhood import get_nodes
 from .recall import recall
@@ -139,20 +140,7 @@ class Memory:
             after=after,
             before=before,
         )
-        response = recall(self.db, self.caller, self.embedder, self.settings, request)
-        return [
-            {
-                "nodeId": h.node_id,
-                "labels": h.labels,
-                "score": round(h.score, 6),
-                "properties": h.properties,
-                "related": [
-                    {"type": r.rel_type, "direction": r.direction, "labels": r.labels, "properties": r.properties}
-                    for r in h.related
-                ],
-            }
-            for h in response.hits
-        ]
+        return to_json(recall(self.db, self.caller, self.embedder, self.settings, request).hits)
 
     def get(
         self,
