@@ -101,19 +101,17 @@ class Memory:
         valid_until: str | None = None,
     ) -> dict[str, Any]:
         """What ``memory-write`` does: {nodeId, labels, created, resolved, superseded, embedded, provenance}."""
-        props = dict(properties)
-        for key, value in (("validFrom", valid_from), ("validUntil", valid_until)):
-            if value is not None:
-                props[key] = value
         memory = MemoryWrite(
             list(labels),
-            props,
+            properties,
             edges=parse_edges(edges),
             node_id=node_id,
             scope=scope,
             agents=agents,
             resolve=resolve,
             supersede=[supersede] if isinstance(supersede, str) else list(supersede),
+            valid_from=valid_from,
+            valid_until=valid_until,
         )
         return remember(self._writer(), memory)
 

@@ -188,9 +188,6 @@ def write_cmd(
     from .remember import MemoryWrite, parse_edges, remember
 
     properties = _props(props)
-    for key, value in (("validFrom", valid_from), ("validUntil", valid_until)):
-        if value is not None:
-            properties[key] = value
     embedder = get_embedder(load_settings())
     with _session() as (db, account, caller):
         writer = GraphWriter(db, account, embedder, caller=caller, created_by="cli")
@@ -202,6 +199,8 @@ def write_cmd(
             scope=scope,
             resolve=not no_resolve,
             supersede=supersede,
+            valid_from=valid_from,
+            valid_until=valid_until,
         )
         result = remember(writer, memory)
     if json_out:

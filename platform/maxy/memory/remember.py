@@ -53,13 +53,18 @@ class MemoryWrite:
     resolve: bool = True
     supersede: Sequence[str] = ()
     source: str | None = None  # the Task or Conversation that produced it (PRODUCED edge)
+    valid_from: object = None  # when it became true (ISO 8601); same as properties.validFrom
+    valid_until: object = None  # when it stops being true; same as properties.validUntil
 
 
 def remember(writer: GraphWriter, memory: MemoryWrite) -> dict[str, Any]:
     """Write ``memory`` inside the writer's view; returns nodeId, labels, created, embedded,
     provenance, resolved (the nodeId merged into, or None) and superseded (ids)."""
     labels = check_labels(memory.labels, field="labels")
-    props = _checked_properties(memory.properties)
+    if not isinstance(memory.properties, dict):
+        raise ValidationError("properties", "an object of property names to values")
+    given = {"validFrom": memory.valid_from, "validUntil": memory.valid_until}
+    props = _checked_properties({**memory.properties, **{k: v for k, v in given.items() if v is not None}})
     spec = NodeSpec(labels, props, edges=list(memory.edges), scope=memory.scope, agents=memory.agents)
     resolved = None
     if memory.node_id is not None:
@@ -93,9 +98,7 @@ def remember(writer: GraphWriter, memory: MemoryWrite) -> dict[str, Any]:
 
 
 # -- checks ---------------------------------------------------------------------------------
-def _checked_properties(properties: object) -> dict[str, Any]:
-    if not isinstance(properties, dict):
-        raise ValidationError("properties", "an object of property names to values")
+def _checked_properties(properties: dict[str, Any]) -> dict[str, Any]:
     props = dict(properties)
     total = 0
     for key, value in props.items():

@@ -58,9 +58,6 @@ def memory_write(
     w = ctx.writer()  # refuses the public role before anything else
     require(isinstance(properties, dict), "properties", "an object of property names to values")
     require(isinstance(resolve, bool), "resolve", "true (merge into a matching entity) or false (always create)")
-    for key, value in (("validFrom", validFrom), ("validUntil", validUntil)):
-        if value is not None:
-            properties = {**properties, key: value}
     if isinstance(supersede, str):
         supersede = [supersede]
     require(supersede is None or isinstance(supersede, list), "supersede", "a nodeId or a list of nodeIds")
@@ -74,6 +71,8 @@ def memory_write(
         resolve=resolve,
         supersede=supersede or (),
         source=_source(ctx, producedByTaskId),
+        valid_from=validFrom,
+        valid_until=validUntil,
     )
     return remember(w, memory)
 
