@@ -79,6 +79,9 @@ operations = st.lists(
         st.tuples(st.just("write-edge"), target, st.sampled_from(SCOPES), st.sampled_from(AGENT_SETS)),
         st.tuples(st.just("write-update"), target, st.sampled_from(SCOPES), st.sampled_from(AGENT_SETS)),
         st.tuples(st.just("write-produced-by"), target),
+        st.tuples(st.just("supersede"), target),
+        st.tuples(st.just("forget"), target),
+        st.tuples(st.just("unlink"), target, target),
         st.tuples(st.just("delete"), key),
         st.tuples(st.just("report"), key),
         st.tuples(st.just("ingest"), key),
@@ -212,6 +215,15 @@ _CALLS: dict[str, Callable[[tuple, TargetId, Path], ToolCall]] = {
         "memory-write",
         {"labels": ["Note"], "properties": {"name": "made"}, "producedByTaskId": tid(op[1])},
     ),
+    "supersede": lambda op, tid, tmp: (
+        "memory-write",
+        {"labels": ["Fact"], "properties": {"text": "a newer fact"}, "supersede": [tid(op[1])]},
+    ),
+    "forget": lambda op, tid, tmp: ("memory-forget", {"nodeId": tid(op[1])}),
+    "unlink": lambda op, tid, tmp: (
+        "memory-remove-relation",
+        {"source": tid(op[1]), "type": "RELATED_TO", "target": tid(op[2])},
+    ),
     "delete": lambda op, tid, tmp: ("memory-delete", {"attachmentId": f"att-{op[1]}"}),
     "report": lambda op, tid, tmp: (
         "memory-report-write",
@@ -252,8 +264,12 @@ def _hidden_target(op: tuple, graph: list[dict[str, Any]], caller: Caller) -> tu
         return not in_domain(props, caller)
 
     kind = op[0]
-    if kind in ("write-edge", "write-update", "write-produced-by", "task-update") and outside(op[1]):
+    if kind in ("write-edge", "write-update", "write-produced-by", "task-update", "supersede", "forget") and outside(
+        op[1]
+    ):
         return kind, graph[op[1]]["id"]
+    if kind == "unlink" and (outside(op[1]) or outside(op[2])):
+        return kind, graph[op[1] if outside(op[1]) else op[2]]["id"]
     if kind == "task-complete":
         if outside(op[1]):
             return "task-complete-task", graph[op[1]]["id"]
