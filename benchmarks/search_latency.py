@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 from _scifact import add_dir_argument, require_dir
-from maxy.accounts import create_account, list_accounts, validate_account
 from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
+from maxy.evaluation.accounts import named_account
 from maxy.evaluation.metrics import percentile
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter, NodeSpec
@@ -62,11 +62,7 @@ def vocabulary(directory: Path) -> list[str]:
 
 
 def build(db, settings, size: int, dims: int, rebuild: bool, model: str, directory: Path) -> str:
-    name = f"bench:latency:{size}"
-    found = [a for a in list_accounts(settings.data_root) if a.name == name]
-    account = validate_account(
-        settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id
-    )
+    account = named_account(settings, f"bench:latency:{size}")
     have = db.read("MATCH (c:Chunk {accountId: $a}) RETURN count(c) AS c", a=account.account_id)[0]["c"]
     if have == size and not rebuild:
         return account.account_id

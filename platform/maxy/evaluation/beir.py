@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..accounts import ValidatedAccount, create_account, list_accounts, validate_account
+from ..accounts import ValidatedAccount
 from ..config import Settings
 from ..db import Database
 from ..embeddings.base import Embedder
@@ -24,6 +24,7 @@ from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
 from ..search import BASELINE, SearchConfig, SearchRequest, hybrid
+from .accounts import named_account
 from .metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 
 ATTACHMENT_PREFIX = "beir:"
@@ -90,12 +91,7 @@ def load_beir(directory: Path, split: str) -> BeirData:
 
 def eval_account(settings: Settings, data: BeirData) -> ValidatedAccount:
     """The account holding this exact corpus, created on first use."""
-    name = f"beir:{data.name}:{data.corpus_hash}"
-    for account in list_accounts(settings.data_root):
-        if account.name == name:
-            return validate_account(settings.data_root, account.account_id)
-    created = create_account(settings.data_root, name)
-    return validate_account(settings.data_root, created.account_id)
+    return named_account(settings, f"beir:{data.name}:{data.corpus_hash}")
 
 
 def _marker_path(settings: Settings, account: ValidatedAccount) -> Path:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..accounts import ValidatedAccount, create_account, list_accounts, validate_account
+from ..accounts import ValidatedAccount
 from ..config import Settings
 from ..conversations.importing import ImportedMessage, import_messages, parse_message
 from ..db import Database
@@ -25,6 +25,7 @@ from ..errors import ValidationError
 from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..logs import log_line
+from .accounts import empty_account, named_account
 from .metrics import RecallByCategory, log_fields
 
 KS = (5, 10, 25)
@@ -67,18 +68,11 @@ def conversation_account(
     settings: Settings, db: Database, embedder: Embedder, conversation: str, messages: list[ImportedMessage]
 ) -> ValidatedAccount:
     fingerprint = _fingerprint(messages)
-    name = f"conversations:{conversation}"
-    found = [a for a in list_accounts(settings.data_root) if a.name == name]
-    account = validate_account(
-        settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id
-    )
+    account = named_account(settings, f"conversations:{conversation}")
     marker = settings.data_root / "accounts" / account.account_id / MARKER
     if marker.is_file() and json.loads(marker.read_text()).get("fingerprint") == fingerprint:
         return account
-    db.autocommit(
-        "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 2000 ROWS",
-        a=account.account_id,
-    )
+    empty_account(db, account)
     import_messages(GraphWriter(db, account, embedder, created_by="eval"), messages)
     marker.write_text(json.dumps({"fingerprint": fingerprint, "messages": len(messages)}) + "\n")
     return account

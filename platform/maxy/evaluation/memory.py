@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..accounts import ValidatedAccount, create_account, list_accounts, validate_account
+from ..accounts import ValidatedAccount
 from ..config import Settings
 from ..db import Database
 from ..embeddings.base import Embedder
@@ -30,6 +30,7 @@ from ..logs import log_line
 from ..memory.recall import recall
 from ..memory.remember import MemoryWrite, remember
 from ..search import SearchRequest
+from .accounts import empty_account, named_account
 from .metrics import RecallByCategory, log_fields
 
 KS = (5, 10, 25)
@@ -70,15 +71,8 @@ def load(directory: Path) -> tuple[dict[str, list[dict[str, Any]]], list[dict[st
 
 def fresh_account(settings: Settings, db: Database, conversation: str) -> ValidatedAccount:
     """The account ``memory:<conversation>``, created or emptied."""
-    name = f"memory:{conversation}"
-    found = [a for a in list_accounts(settings.data_root) if a.name == name]
-    account = validate_account(
-        settings.data_root, (found[0] if found else create_account(settings.data_root, name)).account_id
-    )
-    db.autocommit(
-        "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 2000 ROWS",
-        a=account.account_id,
-    )
+    account = named_account(settings, f"memory:{conversation}")
+    empty_account(db, account)
     return account
 
 
