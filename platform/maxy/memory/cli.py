@@ -26,14 +26,15 @@ def register(app: typer.Typer) -> None:
 
 
 @contextmanager
-def _session() -> Iterator[tuple[Any, Any, Any]]:
-    """(database, validated account, caller); the database is closed afterwards."""
+def _session(settings: Any = None) -> Iterator[tuple[Any, Any, Any]]:
+    """(database, validated account, caller) for ``settings`` (default: the environment's);
+    the database is closed afterwards."""
     from ..accounts import validate_account_id_env
     from ..config import load_settings
     from ..db import Database
     from ..graph.guards import Caller
 
-    settings = load_settings()
+    settings = settings or load_settings()
     account = validate_account_id_env(settings)  # exit 1 with a clear message when it is not valid
     caller = Caller.from_settings(settings, account.account_id)  # the pins of this process
     with Database(settings) as db:
@@ -188,9 +189,9 @@ def write_cmd(
     from .remember import MemoryWrite, parse_edges, remember
 
     properties = _props(props)
-    embedder = get_embedder(load_settings())
-    with _session() as (db, account, caller):
-        writer = GraphWriter(db, account, embedder, caller=caller, created_by="cli")
+    settings = load_settings()
+    with _session(settings) as (db, account, caller):
+        writer = GraphWriter(db, account, get_embedder(settings), caller=caller, created_by="cli")
         memory = MemoryWrite(
             labels,
             properties,
@@ -240,7 +241,7 @@ def search_cmd(
         after=after,
         before=before,
     )
-    with _session() as (db, _account, caller):
+    with _session(settings) as (db, _account, caller):
         hits = recall(
             db, caller, get_embedder(settings), settings, request, keywords=settings.KNOWLEDGE_KEYWORDS or ()
         ).hits
