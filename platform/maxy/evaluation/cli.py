@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -25,9 +28,6 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         from ..config import load_settings
-        from ..db import Database
-        from ..embeddings import get_embedder
-        from ..schema import apply_schema
         from ..search import BASELINE, SearchConfig
         from ..search.config import FUSIONS
         from .beir import ensure_corpus, eval_account, load_beir, run_queries
@@ -37,9 +37,7 @@ def register(app: typer.Typer) -> None:
         settings = load_settings()
         config = SearchConfig.from_settings(settings, base=BASELINE.with_(fusion=fusion))
         data = load_beir(directory, split)
-        embedder = get_embedder(settings)
-        with Database(settings) as db:
-            apply_schema(db, embedder.dimensions, embedder=embedder)
+        with schema_ready(settings) as (embedder, db):
             account = eval_account(settings, data)
             columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
             with Progress(*columns, console=err, transient=True) as progress:
@@ -84,16 +82,11 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         from ..config import load_settings
-        from ..db import Database
-        from ..embeddings import get_embedder
-        from ..schema import apply_schema
         from ..search import MESSAGE_SEARCH, SearchConfig
         from .conversations import KS, evaluate
 
         settings = load_settings()
-        embedder = get_embedder(settings)
-        with Database(settings) as db:
-            apply_schema(db, embedder.dimensions, embedder=embedder)
+        with schema_ready(settings) as (embedder, db):
             with Progress(
                 TextColumn("questions"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
             ) as bar:
@@ -122,15 +115,10 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         from ..config import load_settings
-        from ..db import Database
-        from ..embeddings import get_embedder
-        from ..schema import apply_schema
         from .memory import KS, evaluate
 
         settings = load_settings()
-        embedder = get_embedder(settings)
-        with Database(settings) as db:
-            apply_schema(db, embedder.dimensions, embedder=embedder)
+        with schema_ready(settings) as (embedder, db):
             with Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
             ) as bar:
@@ -147,6 +135,20 @@ def register(app: typer.Typer) -> None:
             return
         err.print(f"{result['facts']} facts written in {result['write_ms'] / 1000:.1f} s")
         print_recall(result, KS)
+
+
+@contextmanager
+def schema_ready(settings: Any) -> Iterator[tuple[Any, Any]]:
+    """(embedder, database) of ``settings``, the schema applied for that embedder; the database
+    is closed afterwards."""
+    from ..db import Database
+    from ..embeddings import get_embedder
+    from ..schema import apply_schema
+
+    embedder = get_embedder(settings)
+    with Database(settings) as db:
+        apply_schema(db, embedder.dimensions, embedder=embedder)
+        yield embedder, db
 
 
 def print_recall(result: dict, ks: tuple[int, ...]) -> None:
