@@ -33,7 +33,7 @@ from maxy.evaluation.metrics import percentile
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.schema import apply_schema
-from maxy.search import NON_LLM, SearchRequest, hybrid
+from maxy.search import BASELINE, NON_LLM, SearchRequest, hybrid
 from maxy.search.lucene import build_query
 
 
@@ -137,7 +137,7 @@ def main() -> None:
             request = lambda q: SearchRequest(q, limit=10, expand_hops=1)  # noqa: E731
             for q in queries[:10]:  # warm caches and the JIT
                 hybrid(db, caller, request(q), embedder)
-                bare_calls(db, embedder, caller, q, 100)
+                bare_calls(db, embedder, caller, q, BASELINE.candidate_k)
             pipeline, bare, staged, stages = [], [], [], {}
             for q in queries:
                 t0 = time.perf_counter()
@@ -151,7 +151,7 @@ def main() -> None:
                 for key, value in response.stats.items():
                     if key.endswith("_ms"):
                         stages.setdefault(key, []).append(value)
-                bare.append(bare_calls(db, embedder, caller, q, 100))
+                bare.append(bare_calls(db, embedder, caller, q, BASELINE.candidate_k))
             row = {
                 "chunks": size,
                 "queries": len(queries),

@@ -176,6 +176,7 @@ def test_presets_are_frozen_and_keyword_only():
     assert NON_LLM.fusion == "rrf" and NON_LLM.route and NON_LLM.boosts and NON_LLM.dedup
     assert not (NON_LLM.expansion or NON_LLM.hyde)
     assert MESSAGE_SEARCH.vector_weight == 0.5
+    assert MESSAGE_SEARCH.candidate_k < BASELINE.candidate_k  # messages keep the shallower lists
     with pytest.raises(TypeError):
         SearchConfig("rrf")  # type: ignore[misc]
     with pytest.raises(AttributeError):
