@@ -156,6 +156,30 @@ RESERVED_PROPERTIES: frozenset[str] = frozenset(
     }
 )
 
+# The KnowledgeDocument -> Section -> Chunk hierarchy that ingest writes (maxy.ingest.hierarchy).
+DOCUMENT_LABELS: frozenset[str] = frozenset({"KnowledgeDocument", "Section", "Chunk"})
+
+# Bookkeeping: how a node was stored, not what it says. The default search text (memory-search,
+# maxy search) leaves these out; a caller who names one in ``fields`` gets it. The graph layer's
+# stamps and derived keys (scope and agents stay: they say who may see the node), plus ingest's
+# attachmentId and contentHash on any label ...
+BOOKKEEPING_PROPERTIES: frozenset[str] = (RESERVED_PROPERTIES - {"scope", "agents"}) | {"attachmentId", "contentHash"}
+# ... and on the document hierarchy only, ingest's structure fields (a Person's ``position`` or a
+# Fact's ``source`` is content, so these are not hidden elsewhere).
+DOCUMENT_BOOKKEEPING_PROPERTIES: frozenset[str] = BOOKKEEPING_PROPERTIES | {
+    "position",
+    "source",
+    "mediaType",
+    "sectionCount",
+    "chunkCount",
+}
+
+
+def bookkeeping_properties(labels: Iterable[str]) -> frozenset[str]:
+    """The bookkeeping property names of a node with these labels."""
+    return DOCUMENT_BOOKKEEPING_PROPERTIES if DOCUMENT_LABELS.intersection(labels) else BOOKKEEPING_PROPERTIES
+
+
 # Sources that count as provenance for gated labels (checked against the full labels() list).
 PROVENANCE_SOURCE_LABELS: frozenset[str] = frozenset(
     {"Task", "Conversation", "Message", "AdminConversation", "UserMessage", "AssistantMessage", "AdminMessage"}

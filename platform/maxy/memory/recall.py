@@ -1,7 +1,9 @@
 """Searching memory: what ``memory-search``, ``maxy memory search`` and ``Memory.search`` run.
 
 The hybrid pipeline with the settings' search configuration and the account's keyword
-subscriptions, then the caller's field projection.
+subscriptions; then each ingested document's levels (KnowledgeDocument, Sections, Chunks)
+fold into one hit at its best member's rank (``maxy.search.collapse``); then the caller's
+field projection. The evaluations that measure rankings call the pipeline itself.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from ..db import Database
 from ..embeddings.base import Embedder
 from ..graph.guards import Caller
 from ..search import SearchConfig, SearchRequest, SearchResponse, hybrid, project, subscribed_keywords
+from ..search.collapse import collapse_documents
 
 
 def recall(
@@ -23,8 +26,12 @@ def recall(
     request: SearchRequest,
     *,
     keywords: Sequence[str] = (),
+    collapse: bool = True,
 ) -> SearchResponse:
+    """``collapse=False`` keeps every level of a document as its own hit (the pipeline's list)."""
     config = SearchConfig.from_settings(settings).with_(keywords=subscribed_keywords(list(keywords)))
     response = hybrid(db, caller, request, embedder, config)
+    if collapse:
+        response.hits = collapse_documents(response.hits)
     project(response.hits, request.fields, caller.account_id)
     return response

@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
                 if not response.hits:
                     out.print("No results.")
             else:
-                out.print(render(response.hits), markup=False, highlight=False)
+                out.print(render(response.hits, fields=request.fields), markup=False, highlight=False)
 
     @app.command()
     @friendly

@@ -31,9 +31,11 @@ MESSAGE_CONTENT_CHARS = 4_000
     description="""
 Search the knowledge graph (hybrid: semantic vector search + BM25 keywords, one-hop graph
 expansion). Returns text blocks `[Labels] (id: nodeId) (score: 0.xxx)` with properties and
-related nodes, separated by `---`, within an 80,000-character budget.
+related nodes, separated by `---`, within an 80,000-character budget; an ingested document found
+at several levels is one block (its path and best passage).
 Arguments: query (text); limit (1-500, default 10); labels (only these node labels);
-fields (return only these property names; [] for none); expandHops (1: related nodes, 0: compact);
+fields (return only these property names, bookkeeping such as createdAt included; [] for none;
+`related.name` narrows related nodes too); expandHops (1: related nodes, 0: compact);
 retrievalClass (entity | temporal | event | general | none: routes the search when routing is on;
 omitted: the query classifier decides, or no routing). Time: superseded and expired facts are
 left out unless includeHistory is true; asOf (ISO 8601) returns what was true then; after /
@@ -75,7 +77,7 @@ def memory_search(
     )
     response = recall(ctx.db, ctx.caller, ctx.embedder, ctx.settings, req, keywords=ctx.knowledge_keywords)
     hits = response.hits
-    text = render(hits, OUTPUT_BUDGET)
+    text = render(hits, OUTPUT_BUDGET, fields=req.fields)
     if response.warnings:
         text = "\n".join(f"(note: {w})" for w in response.warnings) + "\n" + text
     return text
