@@ -192,7 +192,7 @@ def test_pinned_stdio_server_from_the_generated_config(db, account, data_root: P
         scopes=["public"],
         command=CLI,
     )
-    env = dict(config["mcpServers"]["memory"]["env"], SESSION_NODE_ID=ADMIN_SESSION)
+    env = dict(config["mcpServers"]["maxy"]["env"], SESSION_NODE_ID=ADMIN_SESSION)
     assert (env["ALLOWED_SCOPES"], env["AGENT_SLUG"]) == ("public", "ag1")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "platform"), str(REPO)])
     params = StdioServerParameters(

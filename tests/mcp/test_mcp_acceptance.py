@@ -28,7 +28,7 @@ def test_generated_admin_config_end_to_end(db, account, data_root: Path, tmp_pat
         cwd=str(REPO),
     )
     assert proc.returncode == 0, proc.stderr
-    server = json.loads(out.read_text())["mcpServers"]["memory"]
+    server = json.loads(out.read_text())["mcpServers"]["maxy"]
     params = StdioServerParameters(
         command=server["command"], args=server["args"], env={**os.environ, **server["env"]}, cwd=str(REPO)
     )

@@ -482,8 +482,8 @@ def test_client_config_pins_public_servers(account, data_root: Path, tmp_path: P
     settings = load_settings(DATA_ROOT=data_root, ACCOUNT_ID=account.account_id)
     plugins = discover_plugins([], [ECHO, SERVERLESS])
     config = build_client_config(plugins, "public", settings=settings, agent_slug="bot", command=["maxy"])
-    assert list(config["mcpServers"]) == ["echo"]  # serverless has no server and no public tool
-    entry = config["mcpServers"]["echo"]
+    assert list(config["mcpServers"]) == ["maxy"]  # one server; serverless has no server and no public tool
+    entry = config["mcpServers"]["maxy"]
     assert entry["command"] == "maxy" and entry["args"] == ["mcp", "serve", ECHO, "--role", "public"]
     env = entry["env"]
     assert (env["ACCOUNT_ID"], env["ALLOWED_SCOPES"], env["AGENT_SLUG"]) == (account.account_id, "public", "bot")
@@ -491,11 +491,11 @@ def test_client_config_pins_public_servers(account, data_root: Path, tmp_path: P
     with pytest.raises(ValidationError, match="AGENT_SLUG"):
         build_client_config(plugins, "public", settings=settings, command=["maxy"])
     admin = build_client_config(plugins, "admin", settings=settings, command=["maxy"])
-    assert "ALLOWED_SCOPES" not in admin["mcpServers"]["echo"]["env"]
+    assert "ALLOWED_SCOPES" not in admin["mcpServers"]["maxy"]["env"]
     out = tmp_path / ".mcp.json"
     out.write_text(json.dumps({"mcpServers": {"keep": {"command": "x"}}}))
     write_client_config(config, out)
-    assert set(json.loads(out.read_text())["mcpServers"]) == {"keep", "echo"}
+    assert set(json.loads(out.read_text())["mcpServers"]) == {"keep", "maxy"}
 
 
 # ---------------------------------------------------------------------------------------

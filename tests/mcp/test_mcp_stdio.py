@@ -110,7 +110,7 @@ def test_public_server_from_generated_client_config(db, account, make_account, d
             os.environ.pop("PYTHONPATH")
         else:
             os.environ["PYTHONPATH"] = old
-    entry = config["mcpServers"]["echo"]
+    (entry,) = config["mcpServers"].values()
     # A stock client passes only the entry's env (plus a minimal default environment).
     params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"], cwd=str(REPO))
     calls_before = count(db, account.account_id, "ToolCall")

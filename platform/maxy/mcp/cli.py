@@ -47,10 +47,20 @@ def _role(value: str) -> str:
     return value
 
 
+ALL = "all"  # the target that names every installed plugin
+
+
 def _plugins(names: list[str] | None, modules: list[str] | None) -> Any:
+    """The named plugins; none named, or ``all`` among them: every installed one (plus any
+    module paths named beside it)."""
     from ..plugins.discovery import discover_plugins
 
-    return discover_plugins(names or None, modules or ())
+    names = list(names or ())
+    extra = list(modules or ())
+    if ALL in names:
+        extra += [n for n in names if n != ALL and "." in n]  # a module path is not installed: load it too
+        return discover_plugins(None, extra)
+    return discover_plugins(names or None, extra)
 
 
 def _scopes(value: str | None) -> list[str] | None:
@@ -62,15 +72,20 @@ def _scopes(value: str | None) -> list[str] | None:
 @_friendly
 def mcp_serve(
     plugins: list[str] = typer.Argument(
-        None, help="Plugin names (entry points) or module paths; default: all installed."
+        None, help="Plugin names (entry points) or module paths, or `all`; default: all installed."
     ),
     role: str = typer.Option("admin", "--role", callback=_role, help="admin or public."),
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
 ) -> None:
-    """Serve plugins' tools over stdio, pinned by ACCOUNT_ID, ALLOWED_SCOPES, AGENT_SLUG, SESSION_ID."""
+    """Serve plugins' tools over stdio in one process, pinned by ACCOUNT_ID, ALLOWED_SCOPES,
+    AGENT_SLUG, SESSION_ID; the active conversation is SESSION_NODE_ID, else the client's session
+    (CLAUDE_CODE_SESSION_ID), else one minted at start."""
+    from ..config import load_settings
+    from .active_session import with_active_session
     from .server import run_stdio
 
-    run_stdio(_plugins(plugins, module), role)  # type: ignore[arg-type]
+    loaded = _plugins(plugins, module)
+    run_stdio(loaded, role, with_active_session(load_settings(), role))  # type: ignore[arg-type]
 
 
 @mcp_app.command(
@@ -95,8 +110,12 @@ def mcp_config(
     scopes: str | None = typer.Option(None, "--scopes", help="Scopes to pin, e.g. public or public,shared."),
     out: Path = typer.Option(Path(".mcp.json"), "--out", help="File to write (merged); '-' prints to stdout."),
     plugin: list[str] = typer.Option(None, "--plugin", help="Only these plugins (names or module paths)."),
+    per_plugin: bool = typer.Option(
+        False, "--per-plugin", help="One server (one process) per plugin instead of one for all of them."
+    ),
 ) -> None:
-    """Write a ready .mcp.json (stdio servers with the role's pins) for Claude Code and other clients."""
+    """Write a ready .mcp.json for Claude Code and other clients: one stdio server, named maxy,
+    serving every plugin's tools for the role with the role's pins."""
     from ..config import load_settings
     from .clientconfig import build_client_config, write_client_config
 
@@ -106,12 +125,15 @@ def mcp_config(
         settings=load_settings(),
         agent_slug=agent,
         scopes=_scopes(scopes),
+        serve_all=not plugin or plugin == [ALL],
+        per_plugin=per_plugin,
     )
     if str(out) == "-":
         sys.stdout.write(json.dumps(config, indent=2) + "\n")
         return
-    path = write_client_config(config, out)
-    sys.stderr.write(f"wrote {path} ({', '.join(config['mcpServers']) or 'no servers'}; role {role})\n")
+    path, replaced = write_client_config(config, out)
+    done = f"wrote {path} ({', '.join(config['mcpServers']) or 'no servers'}; role {role})"
+    sys.stderr.write(done + (f"; replaced {', '.join(replaced)}" if replaced else "") + "\n")
 
 
 @mcp_app.command("plugins")

@@ -1,15 +1,19 @@
 """``maxy mcp config``: a ready ``.mcp.json`` for Claude Code and other MCP clients.
 
-One stdio server entry per plugin that declares an MCP server and has tools for the role:
+One stdio server entry, ``maxy``, that serves every plugin's tools for the role in one process:
 
-    {"mcpServers": {"memory": {"type": "stdio", "command": "/venv/bin/maxy",
-                               "args": ["mcp", "serve", "memory", "--role", "public"],
-                               "env": {"MAXY_CONFIG_DIR": "...", "ACCOUNT_ID": "...",
-                                       "ALLOWED_SCOPES": "public", "AGENT_SLUG": "concierge"}}}}
+    {"mcpServers": {"maxy": {"type": "stdio", "command": "/venv/bin/maxy",
+                             "args": ["mcp", "serve", "all", "--role", "admin"],
+                             "env": {"MAXY_CONFIG_DIR": "...", "ACCOUNT_ID": "...",
+                                     "SESSION_NODE_ID": "${CLAUDE_CODE_SESSION_ID:-}"}}}}
 
-The public role lists only plugins with at least one publicAllowlist tool and pins
-ACCOUNT_ID, ALLOWED_SCOPES and AGENT_SLUG. Secrets (NEO4J_PASSWORD) are never written: the
-server reads them from ``MAXY_CONFIG_DIR/.env``.
+``all`` names every installed plugin; ``--plugin`` names them instead (only those that declare
+an MCP server and have tools for the role), and ``per_plugin`` writes one entry (one process)
+per plugin, named after its server, as before. The admin entry passes the client's session as
+the active conversation (``maxy.mcp.active_session``); the public one pins ACCOUNT_ID,
+ALLOWED_SCOPES and AGENT_SLUG. Secrets (NEO4J_PASSWORD) are never written: the server reads
+them from ``MAXY_CONFIG_DIR/.env``. Writing merges into an existing file and replaces the
+entries an earlier run wrote (any entry that runs ``maxy mcp serve``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,11 @@ from ..graph.allowlist import check_agent_slug
 from ..logs import log_line
 from ..plugins.api import Role
 from ..plugins.discovery import LoadedPlugin
-from .server import check_public_pins, tools_for_role
+from .active_session import CONFIG_REFERENCE
+from .server import check_boot_gate, check_public_pins, tools_for_role
+
+SERVER_NAME = "maxy"
+ALL = "all"
 
 
 def maxy_command() -> list[str]:
@@ -71,8 +79,14 @@ def build_client_config(
     agent_slug: str | None = None,
     scopes: Sequence[str] | None = None,
     command: Sequence[str] | None = None,
+    serve_all: bool = False,
+    per_plugin: bool = False,
 ) -> dict[str, Any]:
+    """The ``mcpServers`` of ``plugins`` for ``role``. ``serve_all``: ``plugins`` are every installed
+    plugin, and the entry serves ``all`` of them (so a plugin installed later is served too)."""
     env = _pins(settings, role, agent_slug, scopes)
+    if role == "admin":
+        env["SESSION_NODE_ID"] = CONFIG_REFERENCE
     if not settings.NEO4J_PASSWORD or not _in_env_file("NEO4J_PASSWORD"):
         log_line(
             "mcp-config",
@@ -82,19 +96,33 @@ def build_client_config(
             remedy=f"the spawned server reads NEO4J_PASSWORD from {env_file()}",
         )
     cmd = list(command) if command is not None else maxy_command()
+    served = [p for p in plugins if p.mcp_server is not None and tools_for_role([p], role)]
+
+    def entry(targets: Sequence[str]) -> dict[str, Any]:
+        args = [*cmd[1:], "mcp", "serve", *targets, "--role", role]
+        return {"type": "stdio", "command": cmd[0], "args": args, "env": dict(env)}
+
     servers: dict[str, Any] = {}
-    for plugin in plugins:
-        if plugin.mcp_server is None or not tools_for_role([plugin], role):
-            continue
-        target = plugin.name if plugin.source == "entry-point" else plugin.module
-        servers[plugin.mcp_server] = {
-            "type": "stdio",
-            "command": cmd[0],
-            "args": [*cmd[1:], "mcp", "serve", target, "--role", role],
-            "env": dict(env),
-        }
-    log_line("mcp-config", "built", role=role, servers=sorted(servers), agent=agent_slug)
+    if per_plugin:
+        for plugin in served:
+            servers[str(plugin.mcp_server)] = entry([_target(plugin)])
+    elif served:
+        if serve_all:
+            check_boot_gate(plugins)  # `serve all` would refuse to start: say so now, not in the client
+        servers[SERVER_NAME] = entry([ALL] if serve_all else [_target(p) for p in served])
+    log_line(
+        "mcp-config",
+        "built",
+        role=role,
+        servers=sorted(servers),
+        plugins=[p.name for p in served],
+        agent=agent_slug,
+    )
     return {"mcpServers": servers}
+
+
+def _target(plugin: LoadedPlugin) -> str:
+    return plugin.name if plugin.source == "entry-point" else plugin.module
 
 
 def _in_env_file(key: str) -> bool:
@@ -102,8 +130,19 @@ def _in_env_file(key: str) -> bool:
     return path.exists() and any(line.split("=", 1)[0].strip() == key for line in path.read_text().splitlines())
 
 
-def write_client_config(config: dict[str, Any], path: Path) -> Path:
-    """Write (or merge into) ``path``: entries with the same server name are replaced."""
+def _runs_maxy_serve(entry: object) -> bool:
+    """An entry an earlier ``maxy mcp config`` wrote: its arguments run ``maxy mcp serve``."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("args"), list):
+        return False
+    args = [str(a) for a in entry["args"]]
+    calls_maxy = "maxy" in Path(str(entry.get("command", ""))).name or "maxy" in args[:3]
+    return calls_maxy and any(args[i : i + 2] == ["mcp", "serve"] for i in range(len(args) - 1))
+
+
+def write_client_config(config: dict[str, Any], path: Path) -> tuple[Path, list[str]]:
+    """Write (or merge into) ``path``; returns it and the names of the entries replaced: those
+    with the new entries' names, and every other one that runs ``maxy mcp serve`` (an earlier
+    layout, such as one server per plugin, so no Maxy server is started twice)."""
     path = Path(path)
     existing: dict[str, Any] = {}
     if path.exists():
@@ -113,11 +152,16 @@ def write_client_config(config: dict[str, Any], path: Path) -> Path:
             raise ConfigError(f"{path} exists but is not JSON ({err}); move it away or fix it") from None
         if not isinstance(existing, dict):
             raise ConfigError(f"{path} exists but is not a JSON object")
-    servers = dict(existing.get("mcpServers") or {})
-    servers.update(config.get("mcpServers", {}))
+    new = config.get("mcpServers", {})
+    old = dict(existing.get("mcpServers") or {})
+    replaced = sorted(name for name, entry in old.items() if name in new or _runs_maxy_serve(entry))
+    servers = {name: entry for name, entry in old.items() if name not in replaced}
+    servers.update(new)
     existing["mcpServers"] = servers
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(existing, indent=2) + "\n")
     os.replace(tmp, path)
-    return path
+    if replaced:
+        log_line("mcp-config", "replaced", path=str(path), servers=replaced)
+    return path, replaced

@@ -1,23 +1,29 @@
-"""Streamable HTTP MCP in a FastAPI app (``maxy serve``), authenticated by ``x-api-key``.
+"""Streamable HTTP MCP in a FastAPI app (``maxy serve``), authenticated by an API key.
 
-A key resolves to an account, a role, an agent slug and scopes; the call is then pinned
-exactly as environment pinning pins a stdio server (the key is the environment). Keys are
-stored hashed (SHA-256) in ``DATA_ROOT/accounts/<id>/api-keys.json`` (mode 0600) and shown
-once, by ``maxy mcp key create``. A missing or unknown key gets 401 before any MCP message
-is read. One MCP server per role: an admin key reaches the admin tool set, a public key the
-public (read-only, publicAllowlist) one. A session (``mcp-session-id``) answers only the key
-that opened it; to any other key it is an unknown session. A body that is not one JSON-RPC
-message gets a JSON-RPC error (400). The keys themselves are kept by :mod:`maxy.mcp.keys`.
+The key travels as ``Authorization: Bearer <key>`` or as ``x-api-key: <key>`` (both headers
+with different keys is refused). A key resolves to an account, a role, an agent slug and
+scopes; the call is then pinned exactly as environment pinning pins a stdio server (the key
+is the environment). Keys are stored hashed (SHA-256) in
+``DATA_ROOT/accounts/<id>/api-keys.json`` (mode 0600) and shown once, by ``maxy mcp key
+create``. A missing, unknown or ambiguous key gets 401 (``WWW-Authenticate: Bearer``) before
+any MCP message is read. One MCP server per role: an admin key reaches the admin tool set, a
+public key the public (read-only, publicAllowlist) one. A session (``mcp-session-id``)
+answers only the key that opened it; to any other key it is an unknown session. The active
+conversation of a call (what session-compact writes to) is the ``x-maxy-session-id`` header,
+else the MCP session. A body that is not one JSON-RPC message gets a JSON-RPC error (400).
+``/openapi.json`` and ``/docs`` describe ``/mcp`` and both ways to send the key. The keys
+themselves are kept by :mod:`maxy.mcp.keys`.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 import threading
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..accounts import validate_account
@@ -32,7 +38,58 @@ from .stdio import bad_message
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "mcp-session-id"
+CONVERSATION_HEADER = "x-maxy-session-id"  # the client's own session: the call's active conversation
+API_KEY_HEADER = "x-api-key"
+REALM = "maxy"
 _MAX_BOUND_SESSIONS = 50_000  # above the SDK's default cap of open sessions (10,000 per role server)
+
+
+@dataclass(frozen=True)
+class KeyRefusal:
+    """Why a request presents no API key that can be used (a 401)."""
+
+    reason: str  # missing-key, not-bearer, conflicting-keys, unknown-key
+    message: str
+
+    def challenge(self) -> str:
+        """The WWW-Authenticate value (RFC 6750): no error code when no key was sent at all."""
+        base = f'Bearer realm="{REALM}"'
+        if self.reason in ("missing-key", "not-bearer"):
+            return base
+        error = "invalid_token" if self.reason == "unknown-key" else "invalid_request"
+        return f'{base}, error="{error}", error_description="{self.message}"'
+
+
+UNKNOWN_KEY = KeyRefusal("unknown-key", "unknown API key")
+
+
+def presented_key(headers: Mapping[str, str]) -> tuple[str | None, KeyRefusal | None]:
+    """(the API key a request presents, None), or (None, why it presents none that can be used).
+
+    ``Authorization: Bearer <key>`` and ``x-api-key: <key>`` are equivalent; both with the same
+    key is fine, with different keys is refused. Another Authorization scheme (Basic from a
+    proxy in front, say) is ignored beside an x-api-key and refused on its own."""
+    api_key = (headers.get(API_KEY_HEADER) or "").strip() or None
+    authorization = (headers.get("authorization") or "").strip()
+    scheme, _, token = authorization.partition(" ")
+    is_bearer = scheme.lower() == "bearer"
+    bearer = (token.strip() or None) if is_bearer else None
+    if authorization and not is_bearer and api_key is None:
+        return None, KeyRefusal(
+            "not-bearer",
+            f"Authorization: only the Bearer scheme is accepted (Authorization: Bearer <key>), not {scheme}",
+        )
+    if api_key and bearer and not hmac.compare_digest(api_key.encode(), bearer.encode()):
+        return None, KeyRefusal(
+            "conflicting-keys",
+            "x-api-key and Authorization: Bearer carry different keys: send one key, in either header",
+        )
+    key = api_key or bearer
+    if key is None:
+        return None, KeyRefusal(
+            "missing-key", "missing API key: send Authorization: Bearer <key> (or x-api-key: <key>)"
+        )
+    return key, None
 
 
 class KeyContexts:
@@ -48,17 +105,19 @@ class KeyContexts:
         self._lock = threading.Lock()
 
     def __call__(self, plugin: str, headers: Mapping[str, str] | None) -> ToolContext:
-        record = self.store.resolve(headers.get("x-api-key") if headers else None)
+        key, problem = presented_key(headers or {})
+        record = self.store.resolve(key)
         if record is None:
-            raise ToolError("x-api-key: missing or unknown API key")
+            raise ToolError(f"API key: {(problem or UNKNOWN_KEY).message}")
         if record.role != self.role:
-            raise ToolError(f"x-api-key: this key has the {record.role} role, not {self.role}")
+            raise ToolError(f"API key: this key has the {record.role} role, not {self.role}")
         with self._lock:
             ctx = self._contexts.get((record.key_id, plugin))
             if ctx is None:
                 ctx = replace(self._context_for(record), plugin=plugin)
                 self._contexts[(record.key_id, plugin)] = ctx
-        return ctx
+        conversation = (headers or {}).get(CONVERSATION_HEADER) or (headers or {}).get(SESSION_HEADER)
+        return replace(ctx, session_node_id=conversation.strip()) if conversation and conversation.strip() else ctx
 
     def _context_for(self, record: ApiKey) -> ToolContext:
         account = validate_account(self.settings.data_root, record.account_id)
@@ -97,17 +156,13 @@ class McpEndpoint:
         import anyio
         from mcp.server.transport_security import RequestBodyLimitMiddleware
         from starlette.datastructures import Headers
-        from starlette.responses import JSONResponse, Response
+        from starlette.responses import Response
 
         headers = Headers(scope=scope)
-        key = headers.get("x-api-key")
+        key, problem = presented_key(headers)
         record = await anyio.to_thread.run_sync(self.store.resolve, key) if key else None
         if record is None:
-            reason = "missing-key" if not key else "unknown-key"
-            log_line("mcp-http", "auth-failed", level=logging.WARNING, reason=reason)
-            message = "missing x-api-key header" if not key else "unknown API key"
-            response = JSONResponse({"error": message}, status_code=401, headers={"WWW-Authenticate": "x-api-key"})
-            await response(scope, receive, send)
+            await _unauthorized(problem)(scope, receive, send)
             return
         manager = self.servers[record.role].session_manager
         scope, send = self._hold_session(scope, send, record.key_id, headers.get(SESSION_HEADER))
@@ -157,6 +212,14 @@ class McpEndpoint:
             self._owners.pop(next(iter(self._owners)))
 
 
+def _unauthorized(refusal: KeyRefusal | None) -> Any:
+    from starlette.responses import JSONResponse
+
+    refusal = refusal or UNKNOWN_KEY
+    log_line("mcp-http", "auth-failed", level=logging.WARNING, reason=refusal.reason)
+    return JSONResponse({"error": refusal.message}, status_code=401, headers={"WWW-Authenticate": refusal.challenge()})
+
+
 async def _read_body(receive: Any) -> tuple[list[Any], bytes]:
     """Every message of the request body (and a disconnect, if one came instead)."""
     messages: list[Any] = []
@@ -183,9 +246,14 @@ def create_app(
     *,
     host: str = "127.0.0.1",
 ) -> Any:
-    """The FastAPI app: ``/mcp`` (streamable HTTP MCP, x-api-key) and ``/health``."""
+    """The FastAPI app: ``/mcp`` (streamable HTTP MCP; Authorization: Bearer or x-api-key),
+    ``/health``, and ``/openapi.json`` and ``/docs`` describing both."""
     from fastapi import FastAPI
+    from fastapi.openapi.utils import get_openapi
     from starlette.routing import Route
+
+    from .. import __version__
+    from .openapi import add_mcp
 
     settings = settings or load_settings()
     store = ApiKeyStore(settings.data_root)
@@ -204,10 +272,24 @@ def create_app(
             yield
         db.close()
 
-    app = FastAPI(title="maxy", lifespan=lifespan)
+    app = FastAPI(
+        title="maxy",
+        version=__version__,
+        description="Maxy's MCP tools over streamable HTTP at `/mcp`. Authenticate with an API key from "
+        "`maxy mcp key create`, sent as `Authorization: Bearer <key>` or as `x-api-key: <key>`.",
+        lifespan=lifespan,
+    )
     endpoint = McpEndpoint(servers, store)
     app.router.routes.append(Route(MCP_PATH, endpoint=endpoint))
     app.router.routes.append(Route(MCP_PATH + "/", endpoint=endpoint))
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:  # FastAPI leaves a mounted ASGI app out: describe /mcp here
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            app.openapi_schema = add_mcp(schema, MCP_PATH)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -106,7 +106,10 @@ def session_compact(
     ctx.writer()  # refuses the public role before anything else
     key = ctx.session_node_id or ctx.session_id
     if not key:
-        raise ToolError("SESSION_NODE_ID: no active conversation is set for this server; nothing was written")
+        raise ToolError(
+            "SESSION_NODE_ID: no active conversation for this call (stdio: set SESSION_NODE_ID; "
+            "HTTP: send the x-maxy-session-id header); nothing was written"
+        )
     key = check_session_id(key, "SESSION_NODE_ID")
     conv = find_conversation(ctx.db, ctx.caller, key)
     created = False
