@@ -142,10 +142,11 @@ def _redact_inline(text: str) -> str:
 
 
 def _redact_line(line: str) -> tuple[str, bool]:
-    """(the line redacted, whether its own key is secret so that deeper-indented lines belong to it)."""
+    """(the line redacted, whether it was cut so that deeper-indented lines belong to the cut value)."""
     m = _LINE.match(line)
     if m is None:
-        return _redact_inline(line), False
+        cut = _redact_inline(line)
+        return cut, cut != line  # a cut line's deeper-indented continuation is the rest of it too
     head, value = m.group(1) + m.group(2) + m.group(3), m.group(4)
     if is_secret_name(m.group(2)):
         return _cut(head), True
@@ -156,7 +157,8 @@ def _redact_line(line: str) -> tuple[str, bool]:
     if isinstance(data, (dict, list)):
         safe = redact_deep(data)
         return (line if safe == data else head + json.dumps(safe, ensure_ascii=False)), False
-    return head + _redact_inline(value), False
+    cut = _redact_inline(value)
+    return head + cut, cut != value
 
 
 def redact_text(text: str) -> str:
@@ -165,7 +167,8 @@ def redact_text(text: str) -> str:
     JSON is redacted structurally (and its strings as text). Other text line by line: the value
     of a ``key: value`` or ``key=value`` line whose key names a secret, with the lines indented
     below it (a multi-line value, a nested YAML block); and after a secret-named key inside a line
-    (``{name: x, apiToken: y}``, ``?api_key=...``, ``export DB_PASSWORD=...``) the rest of that line.
+    (``{name: x, apiToken: y}``, ``?api_key=...``, ``export DB_PASSWORD=...``) the rest of that line,
+    with the lines indented below it (a related node's multi-line value continues there).
     """
     try:
         data = json.loads(text)

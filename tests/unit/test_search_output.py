@@ -7,6 +7,7 @@ from maxy.graph.allowlist import BOOKKEEPING_PROPERTIES, RESERVED_PROPERTIES, bo
 from maxy.search.collapse import DocumentHit, collapse_documents, document_path
 from maxy.search.format import NO_RELEVANT_RESULTS, OUTPUT_BUDGET, project, render, render_hit, to_json
 from maxy.search.hits import Hit, Related
+from maxy.secrets import redact_text
 
 STAMPS = {
     "createdAt": "2026-11-23T09:50:46.218757+00:00",
@@ -219,3 +220,15 @@ def test_budget_still_holds_with_document_hits():
     out = render(hits)
     assert len(out) <= OUTPUT_BUDGET and "left out to fit" in out
     assert "x" * 3_000 + " #0" in out, "the top passage is whole"
+
+
+def test_a_secret_in_a_related_nodes_multi_line_value_is_redacted_whole():
+    hit = Hit(
+        "n1",
+        ["Note"],
+        properties={"name": "deploy"},
+        related=[Related("HAS", "outgoing", ["Note"], {"name": "db", "password": "first-half\nsecond-half"})],
+    )
+    out = redact_text(render([hit]))
+    assert "first-half" not in out and "second-half" not in out, out
+    assert "  name: deploy" in out and "    --[HAS]--> [Note] {name: db, password:" in out

@@ -1,0 +1,74 @@
+"""memory-search's text against the real Neo4j: an ingested document found at several levels
+is one block (path + whole passage), bookkeeping stays out unless named in ``fields``."""
+
+from __future__ import annotations
+
+import re
+
+from maxy.graph.guards import Caller
+from maxy.graph.write import GraphWriter
+from maxy.ingest.hierarchy import ingest_paths
+from maxy.memory.recall import recall
+from maxy.plugins.api import ToolContext
+from maxy.search import SearchRequest
+
+HANDBOOK = """# Boiler handbook
+
+How the house's gas boiler is looked after: servicing, safety and who to call.
+
+## Servicing
+
+The gas boiler is serviced every autumn by a certified fitter. Servicing the boiler means
+checking the burner, the flue and the pressure gauge, and bleeding the radiators.
+
+## Safety
+
+A carbon monoxide alarm sits next to the boiler. If the alarm sounds, open the windows,
+switch the boiler off and call the gas emergency line.
+"""
+
+
+def ctx_for(settings, db, account, embedder) -> ToolContext:
+    s = settings.model_copy(update={"ACCOUNT_ID": account.account_id})
+    return ToolContext(
+        settings=s,
+        role="admin",
+        caller=Caller.from_settings(s, account.account_id),
+        account=account,
+        embedder=embedder,
+        session_id=None,
+        session_node_id=None,
+        knowledge_keywords=(),
+        plugin="memory",
+        _db=db,
+    )
+
+
+def test_memory_search_collapses_a_documents_levels_and_hides_bookkeeping(settings, db, account, embedder, tmp_path):
+    from maxy_plugins.memory.search_tools import memory_search
+
+    path = tmp_path / "boiler.md"
+    path.write_text(HANDBOOK, encoding="utf-8")
+    [result] = ingest_paths([path], GraphWriter(db, account, embedder, created_by="ingest"))
+    assert result.ok and result.sections == 3
+    query = "boiler servicing by a certified fitter"
+
+    levels = recall(db, Caller(account.account_id), embedder, settings, SearchRequest(query), collapse=False).hits
+    assert len(levels) >= 3 and {"KnowledgeDocument", "Section", "Chunk"} <= {lab for h in levels for lab in h.labels}
+
+    text = memory_search(ctx_for(settings, db, account, embedder), query)
+    assert "---" not in text, f"one document, one block:\n{text}"
+    lines = text.splitlines()
+    assert re.fullmatch(r"\[Chunk\] \(id: kchk-\w+\) \(score: \d\.\d{3}\)", lines[0]) or "(relevance: " in lines[0]
+    assert lines[1] == "  path: Boiler handbook › Servicing"
+    assert lines[2].startswith("  also matched: ") and "KnowledgeDocument" in lines[2]
+    passage = next(h for h in levels if "Chunk" in h.labels).properties["content"]
+    assert passage.startswith("Boiler handbook › Servicing") and "  content: " + passage.replace("\n", "\n    ") in text
+    for key in ("createdAt", "updatedAt", "createdBy", "contentHash", "nodeId:", "attachmentId", "position"):
+        assert key not in text, f"{key} in the default text"
+
+    asked = memory_search(ctx_for(settings, db, account, embedder), query, fields=["content", "createdAt"])
+    assert "  createdAt: " in asked and "attachmentId" not in asked, "bookkeeping named in fields is shown"
+
+    data = recall(db, Caller(account.account_id), embedder, settings, SearchRequest(query)).hits
+    assert len(data) == 1 and data[0].properties["attachmentId"] == result.attachment_id, "the data keep it all"
