@@ -193,7 +193,7 @@ def key_create(
         sys.stderr.write(
             f"key {record.key_id}: role {record.role}, agent {record.agent_slug or '-'}, "
             f"scopes {','.join(record.scopes) if record.scopes else 'all'}, account {record.account_id} "
-            "(shown once; send it as the x-api-key header)\n"
+            "(shown once; send it as Authorization: Bearer <key>, or as the x-api-key header)\n"
         )
 
 
@@ -235,7 +235,8 @@ def serve(
     port: int = typer.Option(8765, "--port"),
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
 ) -> None:
-    """Serve the MCP tools over streamable HTTP at /mcp (x-api-key header) in a FastAPI app."""
+    """Serve the MCP tools over streamable HTTP at /mcp (Authorization: Bearer <key> or x-api-key) in a
+    FastAPI app; /docs and /openapi.json describe it."""
     from .http import serve_http
 
     serve_http(_plugins(plugins, module), host=host, port=port)

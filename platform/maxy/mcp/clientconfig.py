@@ -9,7 +9,7 @@ One stdio server entry, ``maxy``, that serves every plugin's tools for the role 
 
 ``all`` names every installed plugin; ``--plugin`` names them instead (only those that declare
 an MCP server and have tools for the role), and ``per_plugin`` writes one entry (one process)
-per plugin, named after its server, as before. The admin entry passes the client's session as
+per plugin, named after its server. The admin entry passes the client's session as
 the active conversation (``maxy.mcp.active_session``); the public one pins ACCOUNT_ID,
 ALLOWED_SCOPES and AGENT_SLUG. Secrets (NEO4J_PASSWORD) are never written: the server reads
 them from ``MAXY_CONFIG_DIR/.env``. Writing merges into an existing file and replaces the
