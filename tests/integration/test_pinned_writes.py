@@ -161,7 +161,7 @@ def check(
     assert text(r["escape"]).startswith("scope: 'admin' is outside this server's pinned scopes ['public']")
     assert text(r["tag_other"]).startswith("agents: this server is pinned to agent 'ag1'")
     assert not r["task"].is_error
-    assert r["compact"].is_error is (not stdio)  # HTTP keys pin no session
+    assert not r["compact"].is_error, text(r["compact"])  # stdio: SESSION_NODE_ID; HTTP: the MCP session
     for key in ("search", "search_own"):
         assert not r[key].is_error
         assert not any(word.lower() in text(r[key]).lower() for word in SECRET_WORDS), text(r[key])
