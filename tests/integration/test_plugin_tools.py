@@ -491,9 +491,9 @@ def test_reports_write_idempotent_limits_provenance_and_reads(db, account, embed
         and "keywords=daily-briefing,2026-05-06" in write_line
         and "ms=" in write_line
     )
-    # same title, same minute -> the existing node, idempotent=1 in the log
+    # same title, same minute, same body -> the existing node unchanged, idempotent=1 in the log
     again = mem.memory_report_write(
-        admin, title="Daily briefing 2026-05-06", body="different body", occurredAt="2026-05-06T06:00:50Z"
+        admin, title="Daily briefing 2026-05-06", body="Yesterday: 3 leads.", occurredAt="2026-05-06T06:00:50Z"
     )
     assert again == {**again, "reportId": r1["reportId"], "idempotent": True}
     assert "idempotent=1" in lines(caplog, "[reports] op=write")[-1]

@@ -42,7 +42,8 @@ def test_append_then_search_over_stdio(db, account, data_root: Path, tmp_path: P
 
     out = anyio.run(work)
     hints = out["tools"]["conversation-append"].annotations
-    assert hints.read_only_hint is False and hints.destructive_hint is False
+    # the same messageId again replaces that turn: destructive; without one each call adds a turn
+    assert hints.read_only_hint is False and hints.destructive_hint is True and hints.idempotent_hint is False
     first, second = json.loads(text(out["first"])), json.loads(text(out["second"]))
     assert first["sessionId"] == session_id and first["conversationId"] is None and first["seq"] == 0
     assert second["conversationId"] and second["seq"] == 1

@@ -72,7 +72,8 @@ def test_entity_tools_over_stdio(db, account, make_account, data_root: Path, tmp
     tools = out["tools"]
     for name in ("memory-forget", "memory-remove-relation"):
         hints = tools[name].annotations
-        assert hints.destructive_hint is True and hints.read_only_hint is False and hints.idempotent_hint is False
+        # a repeat changes nothing more (it is refused like an unknown id): idempotent
+        assert hints.destructive_hint is True and hints.read_only_hint is False and hints.idempotent_hint is True
     got = tools["memory-get"].annotations
     assert got.read_only_hint is True and got.idempotent_hint is True and got.destructive_hint is False
 
@@ -83,8 +84,10 @@ def test_entity_tools_over_stdio(db, account, make_account, data_root: Path, tmp
     assert reached[ids["acme"]] == (1, {"type": "WORKS_FOR", "direction": "out", "nodeId": ids["acme"]})
     assert reached[ids["secret"]][0] == 2 and reached[ids["secret"]][1]["direction"] == "in"
     assert _json(out["one"])["nodes"][0]["neighbours"] == []
-    assert out["bad_hops"].is_error and text(out["bad_hops"]) == "hops: an integer from 0 to 3"
-    assert out["bad_type"].is_error and text(out["bad_type"]).startswith("types: unknown relationship type 'LIKES'")
+    assert out["bad_hops"].is_error
+    assert text(out["bad_hops"]) == "invalid arguments for memory-get: hops: an integer from 0 to 3 (got 4)"
+    assert out["bad_type"].is_error
+    assert text(out["bad_type"]).startswith("invalid arguments for memory-get: types[0]: unknown value 'LIKES'; allowed: ")
 
     assert _json(out["unlink"])["removed"] == 1
     assert out["unlink_again"].is_error and text(out["unlink_again"]).startswith("type: no WORKS_FOR relation from")

@@ -3,8 +3,13 @@
 - role ``admin`` registers every tool whose manifest says ``adminAllowlist``; role ``public``
   only ``publicAllowlist`` tools, and refuses to start if one of them is not read-only;
 - eager tools carry ``_meta: {"anthropic/alwaysLoad": true}`` in tools/list; every tool
-  carries readOnly/destructive/idempotent annotations; the input schema is the function's
-  signature without its ``ctx`` parameter (the SDK builds it);
+  carries a title and readOnly/destructive/idempotent annotations; the input schema is the
+  function's signature without its ``ctx`` parameter (the SDK builds it; field titles are
+  derived from the names when the tool gives none);
+- a tool that declares an ``output`` model lists it as its ``outputSchema`` and answers with a
+  text block plus the same answer as ``structuredContent`` (checked against the schema);
+- the server's ``instructions`` say which tool is for what, how search relevance reads and
+  what the pins mean (:func:`server_instructions`);
 - each call gets the pinned ToolContext from ``ctx_factory(plugin, headers)``, is refused if
   an argument tries to widen a pin, runs the sync tool function in a worker thread, and maps
   ToolError/MaxyError/validation errors to an ``isError`` result with the message (never a
@@ -19,20 +24,24 @@ import contextvars
 import inspect
 import json
 import logging
+import re
 import sys
 import time
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 from pydantic import ValidationError as PydanticValidationError
+from pydantic.fields import FieldInfo
 
 from .. import __version__
 from ..accounts import ValidatedAccount, validate_account_id_env
@@ -40,7 +49,7 @@ from ..config import Settings, load_settings
 from ..db import Database
 from ..errors import ConfigError, MaxyError
 from ..logs import log_line, short
-from ..plugins.api import PINNED_ARGUMENTS, ROLES, Role, ToolContext, ToolError, ToolSpec
+from ..plugins.api import PINNED_ARGUMENTS, ROLES, Rendered, Role, ToolContext, ToolError, ToolSpec, title_of
 from ..plugins.discovery import LoadedPlugin, PluginTool
 from ..plugins.manifest import EAGER_META_KEY
 from .audit import ToolCallRecord, record_tool_call
@@ -126,12 +135,71 @@ def _error_result(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-def _pydantic_text(err: PydanticValidationError, tool: str) -> str:
-    parts = []
+def _pydantic_text(err: PydanticValidationError, tool: str, schema: Mapping[str, Any] | None = None) -> str:
+    """One line naming each bad field the way the tools do (``labels[0]: unknown value ...``);
+    the alternatives of a union (``1-5 or a name``) are joined with "or"."""
+    reasons: dict[str, list[str]] = {}
     for e in err.errors():
-        loc = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
-        parts.append(f"{loc}: {e.get('msg', 'invalid')}")
-    return f"invalid arguments for {tool}: " + "; ".join(parts)
+        path = [x for x in e.get("loc", ()) if not _is_union_tag(x)]
+        where = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in path).lstrip(".") or "arguments"
+        reason = _reason(e, _subschema(schema, path))
+        if reason not in reasons.setdefault(where, []):
+            reasons[where].append(reason)
+    return f"invalid arguments for {tool}: " + "; ".join(f"{w}: {' or '.join(r)}" for w, r in reasons.items())
+
+
+def _is_union_tag(part: object) -> bool:
+    """pydantic names the branch of a union in an error's location (``constrained-int``,
+    ``literal['a','b']``, ``list[str]``): not a field, so not shown."""
+    return isinstance(part, str) and (bool(re.search(r"[\[\]'\-]", part)) or part in _TYPE_TAGS)
+
+
+_TYPE_TAGS = {"int", "str", "float", "bool", "list", "dict", "none", "is-instance"}
+
+
+def _subschema(schema: Mapping[str, Any] | None, path: Sequence[object]) -> Mapping[str, Any]:
+    """The JSON schema of the value at ``path`` inside an input schema ({} when unknown)."""
+    node: Any = schema or {}
+    for part in path:
+        branches = [b for b in node.get("anyOf", [node]) if b.get("type") != "null"]
+        node = branches[0] if len(branches) == 1 else node
+        if isinstance(part, int):
+            node = node.get("items", {})
+        else:
+            node = node.get("properties", {}).get(part, {})
+        ref = node.get("$ref") if isinstance(node, Mapping) else None
+        if isinstance(ref, str) and schema is not None:
+            node = schema.get("$defs", {}).get(ref.rsplit("/", 1)[-1], {})
+    branches = [b for b in node.get("anyOf", [node]) if isinstance(b, Mapping) and b.get("type") != "null"]
+    return branches[0] if len(branches) == 1 else node
+
+
+def _got(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return f" (got {text})" if len(text) <= 80 else ""
+
+
+def _reason(e: Mapping[str, Any], field: Mapping[str, Any]) -> str:
+    """The house wording for the errors an input schema's enums and bounds raise; pydantic's
+    own message for the rest (``Field required``, ``Input should be a valid integer`` ...)."""
+    kind, ctx, value = e.get("type"), e.get("ctx") or {}, e.get("input")
+    if kind == "literal_error":
+        allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        return f"unknown value {value!r}; allowed: {', '.join(allowed)}"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        low, high = field.get("minimum"), field.get("maximum")
+        if low is not None and high is not None and field.get("type") == "integer":
+            return f"an integer from {low} to {high}{_got(value)}"
+        return f"{e.get('msg', 'out of range')}{_got(value)}"
+    if kind == "string_too_long":
+        return f"at most {ctx.get('max_length', 0):,} characters (got {len(str(value)):,})"
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return "must not be empty"
+    if kind == "too_long":
+        return f"at most {ctx.get('max_length')} items (got {ctx.get('actual_length')})"
+    if kind == "too_short":
+        return f"at least {ctx.get('min_length')} item(s)"
+    return str(e.get("msg", "invalid"))
 
 
 def _as_text(value: Any) -> str:
@@ -147,7 +215,9 @@ def _result_text(result: CallToolResult) -> str:
 
 
 def _public_signature(spec: ToolSpec) -> inspect.Signature:
-    """The tool function's signature without its leading ``ctx`` parameter, annotations resolved."""
+    """The tool function's signature without its leading ``ctx`` parameter, annotations resolved,
+    each parameter titled (its own title, else one derived from its name), and the return
+    annotation the SDK reads the output schema from."""
     if inspect.iscoroutinefunction(spec.fn):
         raise ConfigError(f"tool {spec.name!r}: {spec.fn.__qualname__} must be a plain (sync) function")
     try:
@@ -165,8 +235,36 @@ def _public_signature(spec: ToolSpec) -> inspect.Signature:
     for p in params[1:]:
         if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise ConfigError(f"tool {spec.name!r}: *args/**kwargs cannot be described as an input schema")
-        public.append(p.replace(annotation=hints.get(p.name, p.annotation), kind=inspect.Parameter.KEYWORD_ONLY))
-    return inspect.Signature(public, return_annotation=str)
+        annotation = _titled(hints.get(p.name, p.annotation), p.name)
+        public.append(p.replace(annotation=annotation, kind=inspect.Parameter.KEYWORD_ONLY))
+    returns: Any = Annotated[CallToolResult, spec.output] if spec.output is not None else str
+    return inspect.Signature(public, return_annotation=returns)
+
+
+def _titled(annotation: Any, name: str) -> Any:
+    """``annotation`` with a title, unless its own Field already has one."""
+    if annotation is inspect.Parameter.empty:
+        return annotation
+    extras = typing.get_args(annotation)[1:] if typing.get_origin(annotation) is Annotated else ()
+    if any(isinstance(x, FieldInfo) and x.title for x in extras):
+        return annotation
+    return Annotated[annotation, Field(title=title_of(name))]
+
+
+def _structured(spec: ToolSpec, value: Any) -> CallToolResult:
+    """A declared-output tool's answer: the text block (its Rendered text, else the data as
+    JSON) and the data as structuredContent."""
+    data: Mapping[str, Any]
+    if isinstance(value, Rendered):
+        text, data = str(value), value.data
+    elif isinstance(value, Mapping):
+        text, data = _as_text(value), value
+    else:
+        raise TypeError(f"{spec.name} declares an output schema but returned {type(value).__name__}")
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=json.loads(json.dumps(data, ensure_ascii=False, default=str)),
+    )
 
 
 def _handler(tool: PluginTool) -> Callable[..., Any]:
@@ -178,17 +276,40 @@ def _handler(tool: PluginTool) -> Callable[..., Any]:
         if ctx is None:  # only reachable if someone calls the SDK's call path around ours
             return _error_result(f"{spec.name}: no pinned context for this call")
         try:
-            return _as_text(spec.fn(ctx, **arguments))
+            value = spec.fn(ctx, **arguments)
         except MaxyError as err:
             return _error_result(str(err))
         except PydanticValidationError as err:
             return _error_result(_pydantic_text(err, spec.name))
+        return _structured(spec, value) if spec.output is not None else _as_text(value)
 
     handler.__name__ = spec.fn.__name__
     handler.__qualname__ = spec.fn.__qualname__
     handler.__doc__ = spec.description
     handler.__signature__ = _public_signature(spec)  # type: ignore[attr-defined]
     return handler
+
+
+def _sdk_tool(t: PluginTool) -> Tool:
+    """The SDK's registration of one plugin tool: titled, annotated, typed both ways."""
+    title = t.spec.title or title_of(t.name)
+    registered = Tool.from_function(
+        _handler(t),
+        name=t.name,
+        title=title,
+        description=t.spec.description,
+        annotations=ToolAnnotations(
+            title=title,
+            read_only_hint=t.read_only,
+            destructive_hint=False if t.read_only else t.destructive,
+            idempotent_hint=t.idempotent,
+            open_world_hint=False,
+        ),
+        meta={EAGER_META_KEY: True} if t.eager else None,
+        structured_output=t.spec.output is not None,
+    )
+    registered.parameters["title"] = f"{t.name} arguments"  # not the SDK's "<function>Arguments"
+    return registered
 
 
 class MaxyMCPServer(MCPServer):
@@ -205,29 +326,23 @@ class MaxyMCPServer(MCPServer):
         instructions: str | None = None,
     ):
         _route_sdk_logging()
-        super().__init__(name=name, instructions=instructions, version=__version__, log_level="WARNING")
+        registered = [_sdk_tool(t) for t in tools]
+        super().__init__(
+            name=name,
+            title=title_of(name),
+            instructions=instructions,
+            version=__version__,
+            log_level="WARNING",
+            tools=registered,
+        )
         self.role: Role = role
         self.ctx_factory = ctx_factory
         self.audit = audit and role == "admin"
-        self.maxy_tools: dict[str, PluginTool] = {}
-        self._arguments: dict[str, frozenset[str]] = {}
-        for t in tools:
-            handler = _handler(t)
-            self._arguments[t.name] = frozenset(handler.__signature__.parameters)  # type: ignore[attr-defined]
-            self.add_tool(
-                handler,
-                name=t.name,
-                description=t.spec.description,
-                annotations=ToolAnnotations(
-                    read_only_hint=t.read_only,
-                    destructive_hint=False if t.read_only else t.destructive,
-                    idempotent_hint=t.idempotent,
-                    open_world_hint=False,
-                ),
-                meta={EAGER_META_KEY: True} if t.eager else None,
-                structured_output=False,
-            )
-            self.maxy_tools[t.name] = t
+        self.maxy_tools: dict[str, PluginTool] = {t.name: t for t in tools}
+        self._arguments: dict[str, frozenset[str]] = {
+            r.name: frozenset(r.parameters.get("properties", {})) for r in registered
+        }
+        self._schemas: dict[str, dict[str, Any]] = {r.name: r.parameters for r in registered}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self.maxy_tools.get(name)
@@ -256,7 +371,11 @@ class MaxyMCPServer(MCPServer):
             )
         except SDKToolError as exc:
             invalid = exc.__cause__
-            text = _pydantic_text(invalid, name) if isinstance(invalid, PydanticValidationError) else str(exc)
+            text = (
+                _pydantic_text(invalid, name, self._schemas.get(name))
+                if isinstance(invalid, PydanticValidationError)
+                else str(exc)
+            )
             result = _error_result(text)
         except MaxyError as exc:
             result = _error_result(str(exc))
@@ -297,6 +416,56 @@ def _headers(context: Any) -> Mapping[str, str] | None:
         return None
 
 
+_SEARCH_GUIDE = """\
+Finding things: memory-search searches the knowledge graph, conversation-search past \
+conversation messages; memory-get reads nodes by id (from the hits) with their neighbourhood. \
+Every search hit carries `relevance` in [0, 1]: a calibrated probability that the hit is \
+relevant to the query (0.8: about 8 in 10 such hits are). Hits come best first; hits below the \
+default cut are left out, and a search with nothing above the cut answers "No relevant results" \
+with the nearest miss, so "nothing stored" reads differently from "nothing close". `score` is \
+the ranking score, comparable only within one search."""
+
+_WRITE_GUIDE = """\
+Remembering: memory-write stores one entity or fact per call; a name you already have merges \
+into that entity (`resolved`), and `supersede` replaces an earlier fact while keeping it as \
+history. A durable action is a Task: work-create, then memory-write with producedByTaskId, then \
+work-complete. memory-report-write keeps workflow output (one report per title and minute: the \
+same body again changes nothing, a changed body updates it)."""
+
+_PIN_GUIDE = """\
+Pins: this server acts for one account, and may be pinned to scopes, an agent and a session \
+(set by its environment on stdio, by the API key and the session header over HTTP). Every read and write stays inside that \
+view. Arguments cannot widen it: one naming another account, scope, agent or session is \
+refused, and what you cannot see answers like what does not exist."""
+
+_HINTS_GUIDE = """\
+Answers: a tool that returns data lists an outputSchema and sends the data as \
+structuredContent beside a readable text block. Bad input is refused in one line, \
+`field: reason`, before anything is written. Hints: readOnly tools change nothing; idempotent \
+ones may be retried (a repeat of the same call changes nothing more); destructive ones may \
+overwrite or remove what is stored."""
+
+
+def server_instructions(tools: Sequence[PluginTool], role: Role) -> str:
+    """The server's ``instructions``: what it is, which tool is for what, how relevance reads,
+    what the pins mean; only the parts its tools need."""
+    names = {t.name for t in tools}
+    parts = [
+        "Maxy is a knowledge-graph memory: people, organisations, facts, documents, conversations, "
+        "reports and tasks, searched by meaning and by words."
+        + (" This server is read-only (public role): it searches and reads, never writes." if role == "public" else "")
+    ]
+    if names & {"memory-search", "conversation-search", "memory-get"}:
+        parts.append(_SEARCH_GUIDE)
+    if "memory-write" in names:
+        parts.append(_WRITE_GUIDE)
+    parts.append(_PIN_GUIDE)
+    parts.append(_HINTS_GUIDE)
+    listing = "\n".join(f"- {t.name}: {t.spec.title or title_of(t.name)}" for t in tools)
+    parts.append("Tools:\n" + listing)
+    return "\n\n".join(parts)
+
+
 def create_mcp_server(
     plugins: Sequence[LoadedPlugin],
     role: Role,
@@ -310,7 +479,14 @@ def create_mcp_server(
     tools = tools_for_role(plugins, role)
     servers = sorted({p.mcp_server for p in plugins if p.mcp_server})
     server_name = name or ("maxy-" + "-".join(servers) if servers else "maxy")
-    server = MaxyMCPServer(server_name, role=role, ctx_factory=ctx_factory, tools=tools, audit=audit)
+    server = MaxyMCPServer(
+        server_name,
+        role=role,
+        ctx_factory=ctx_factory,
+        tools=tools,
+        audit=audit,
+        instructions=server_instructions(tools, role),
+    )
     admin_registered = sum(1 for t in tools if t.admin_allowlist) if role == "admin" else admin_registrable
     log_line(
         "mcp",

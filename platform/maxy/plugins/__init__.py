@@ -5,7 +5,11 @@ registered in the ``maxy.plugins`` entry-point group. Its code imports from here
 the platform's domain packages: ``maxy.graph``, ``maxy.search``, ``maxy.conversations`` ...),
 never from another plugin:
 
-- declaring tools (``api``): :func:`tool`, :class:`ToolContext`, :class:`ToolError`;
+- declaring tools (``api``): :func:`tool`, :class:`ToolContext`, :class:`ToolError`, the
+  output model base :class:`ToolOutput`, :class:`Rendered` (text carrying its data) and
+  :func:`title_of`;
+- argument types (``arguments``): enums from the allow-lists (``Label``, ``RelationshipType``,
+  ``Scope`` ...), ``OneOrMany`` and the described ``ScopeArg``, ``AgentsArg``, ``NodeId`` ...;
 - checking arguments (``checks``): :func:`require`, :func:`check_text`, :func:`check_int`,
   :func:`check_string_list`, and :func:`tool_errors` for the platform's own refusals;
 - nodes (``nodes``): :func:`load_node`, :func:`update_node`, :func:`active_conversation`,
@@ -25,17 +29,43 @@ from __future__ import annotations
 from ..console import emit_json, friendly, out
 from ..graph.nodes import read_node, readable_node_ids
 from ..logs import log_line, short
-from .api import ROLES, Role, ToolContext, ToolError, ToolSpec, tool, tools_of
+from .api import ROLES, Rendered, Role, ToolContext, ToolError, ToolOutput, ToolSpec, title_of, tool, tools_of
+from .arguments import (
+    ISO_DATE,
+    AgentsArg,
+    Direction,
+    IndexedLabel,
+    Label,
+    NodeId,
+    OneOrMany,
+    RelationshipType,
+    RelationshipTypes,
+    Scope,
+    ScopeArg,
+)
 from .checks import check_int, check_string_list, check_text, require, tool_errors
 from .commands import cli_context
 from .nodes import SYSTEM, active_conversation, load_node, now_iso, update_node
 
 __all__ = [
+    "ISO_DATE",
     "ROLES",
+    "AgentsArg",
+    "Direction",
+    "IndexedLabel",
+    "Label",
+    "NodeId",
+    "OneOrMany",
+    "RelationshipType",
+    "RelationshipTypes",
+    "Scope",
+    "ScopeArg",
     "SYSTEM",
+    "Rendered",
     "Role",
     "ToolContext",
     "ToolError",
+    "ToolOutput",
     "ToolSpec",
     "active_conversation",
     "check_int",
@@ -52,6 +82,7 @@ __all__ = [
     "readable_node_ids",
     "require",
     "short",
+    "title_of",
     "tool",
     "tool_errors",
     "tools_of",

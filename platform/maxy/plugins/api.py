@@ -5,21 +5,30 @@ registered in the ``maxy.plugins`` entry-point group (first-party plugins the sa
 third-party ones). Its modules call :func:`tool` on plain functions (a tool declared in any
 submodule of the package belongs to the package):
 
-    @tool("memory-search", description="...", read_only=True)
-    def memory_search(ctx: ToolContext, query: str, limit: int = 10) -> str: ...
+    @tool("memory-get", title="Read nodes by id", description="...", output=GetResult, read_only=True)
+    def memory_get(ctx: ToolContext, nodeIds: Annotated[list[str], Field(description="...")]) -> dict: ...
 
 The platform builds the MCP server from the functions and the manifest (eager ``_meta``,
 allow-lists, annotations), pins account/scope/agent/session from the environment, and
 records an audit ToolCall for every admin call. A tool raises :class:`ToolError` (or a
 ``MaxyError``) for bad input; the client then gets ``isError`` with the message.
+
+The contract an MCP client sees comes from the function: each parameter's type, with its
+``Field(description=..., ge=..., le=...)`` and ``Literal`` enums, is the input schema (titles
+are derived from the names when not given). ``output`` (a :class:`ToolOutput` model) is the
+output schema: the tool returns the data (a dict), or :class:`Rendered` text carrying it, and
+the client gets the text as a content block and the data as ``structuredContent``.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from ..accounts import ValidatedAccount
 from ..config import Settings
@@ -51,6 +60,36 @@ class ToolError(MaxyError):
     """A tool-level failure the agent can act on; becomes an ``isError`` result."""
 
 
+_ACRONYMS = {"id": "ID", "ids": "IDs", "iso": "ISO", "url": "URL", "json": "JSON"}
+
+
+def title_of(name: str, *_: object) -> str:
+    """A title people read, from a tool or field name: ``expandHops`` -> "Expand hops",
+    ``nodeIds`` -> "Node IDs", ``memory-search`` -> "Memory search"."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("-", " ").replace("_", " ")
+    words = [_ACRONYMS.get(w.lower(), w.lower()) for w in spaced.split()]
+    return " ".join(words)[:1].upper() + " ".join(words)[1:] if words else name
+
+
+class ToolOutput(BaseModel):
+    """Base of a tool's output model: its JSON schema is the tool's ``outputSchema``. Keys a
+    model does not name are allowed (``additionalProperties: true``), so a result can grow."""
+
+    model_config = ConfigDict(extra="allow", field_title_generator=title_of)
+
+
+class Rendered(str):
+    """A tool's answer as the text an agent reads, carrying the same answer as data (the
+    ``structuredContent`` of the call). It is a ``str``: Python callers read the text."""
+
+    data: dict[str, Any]
+
+    def __new__(cls, text: str, data: dict[str, Any]) -> Rendered:
+        rendered = super().__new__(cls, text)
+        rendered.data = data
+        return rendered
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
@@ -59,6 +98,8 @@ class ToolSpec:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
+    title: str | None = None  # shown to people; derived from the name when None
+    output: type[BaseModel] | None = None  # the output schema; None: text only
 
 
 _REGISTRY: dict[str, list[ToolSpec]] = {}
@@ -69,14 +110,21 @@ def tool(
     name: str,
     *,
     description: str,
+    title: str | None = None,
+    output: type[BaseModel] | None = None,
     read_only: bool = False,
     destructive: bool = False,
     idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare a tool. ``fn(ctx, **arguments)`` returns text (str) or JSON-able data."""
+    """Declare a tool. ``fn(ctx, **arguments)`` returns text (str) or JSON-able data; with
+    ``output`` it returns that data (or :class:`Rendered` text carrying it).
+
+    The hints follow MCP's meaning: ``read_only`` never changes anything; ``destructive`` may
+    overwrite or remove what is stored (not only add); ``idempotent`` a repeat of the same call
+    changes nothing more."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        spec = ToolSpec(name, fn, description.strip(), read_only, destructive, idempotent)
+        spec = ToolSpec(name, fn, description.strip(), read_only, destructive, idempotent, title, output)
         module = fn.__module__
         with _lock:
             bucket = _REGISTRY.setdefault(module, [])

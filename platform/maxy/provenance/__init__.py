@@ -4,6 +4,6 @@
 ``cli`` the ``maxy audit ...`` commands. The Task model itself is :mod:`maxy.tasks`.
 """
 
-from .queries import produced_by_conversation, tasks_by_kind
+from .queries import produced_by_conversation, produced_ids, tasks_by_kind
 
-__all__ = ["produced_by_conversation", "tasks_by_kind"]
+__all__ = ["produced_by_conversation", "produced_ids", "tasks_by_kind"]

@@ -6,6 +6,7 @@
   ``(c)-[:PRODUCED]->(e)``), with the task's kind and status.
 * ``tasks_by_kind``: "what did the <kind> tasks produce?" ``(t:Task {kind})-[:PRODUCED]->(r)``,
   newest first, optionally only one status.
+* ``produced_ids``: the ids one Task already produced (what work-complete links only once).
 
 Every node on every path passes the guard clauses of the caller (account, soft delete, and
 any pinned scope or agent). CLI: ``maxy audit produced --conversation ID [--json]`` and
@@ -122,3 +123,18 @@ def tasks_by_kind(
         ms=round((time.perf_counter() - started) * 1000),
     )
     return rows
+
+
+def produced_ids(db: Database, caller: Caller, task_id: str) -> set[str]:
+    """The ids of the nodes ``(t:Task {nodeId: task_id})-[:PRODUCED]->(e)`` that the caller can read."""
+    gt, ge = node_guard(caller, "t"), node_guard(caller, "e")
+    rows = db.read(
+        f"""
+        MATCH (t:Task {{nodeId: $id}}) WHERE {gt.clause}
+        OPTIONAL MATCH (t)-[:PRODUCED]->(e:Node) WHERE {ge.clause}
+        RETURN collect(DISTINCT e.nodeId) AS ids
+        """,
+        id=task_id,
+        **gt.params,
+    )
+    return set(rows[0]["ids"]) if rows else set()

@@ -5,10 +5,62 @@ wrappers of the platform's ingest, soft delete and reindex, each confined to the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from maxy.config import config_dir
-from maxy.plugins import ToolContext, ToolError, require, tool, tool_errors
+from maxy.plugins import (
+    AgentsArg,
+    IndexedLabel,
+    OneOrMany,
+    ScopeArg,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    require,
+    tool,
+    tool_errors,
+)
+from pydantic import Field
+
+AttachmentId = Annotated[str, Field(description="The document's attachmentId (from memory-ingest's result).")]
+
+
+class IngestedDocument(ToolOutput):
+    attachmentId: str
+    title: str
+    documentId: str | None = Field(description="The KnowledgeDocument's node id; null when nothing was written.")
+    sections: int
+    chunks: int
+    skipped: bool = Field(description="True when the file was left alone (see reason).")
+    reason: str | None = Field(description="unchanged | empty | outside-folder | protected-folder | error.")
+    error: str | None
+    note: str | None = Field(description="Why a file was skipped, in words.")
+    contentHash: str | None
+    embedded: int = Field(description="How many of its nodes got embeddings.")
+    ms: int
+    path: str | None
+
+
+class Ingested(ToolOutput):
+    documents: list[IngestedDocument] = Field(description="One entry per file.")
+    written: int
+    skipped: int
+    failed: int
+
+
+class Deleted(ToolOutput):
+    attachmentId: str
+    deleted: int = Field(description="How many nodes (document, sections, chunks) were marked deleted now.")
+    alreadyDeleted: bool = Field(description="True when nothing was left to delete.")
+
+
+class Reindexed(ToolOutput):
+    keyed: int = Field(description="Nodes that gained name, alias or date keys.")
+    embedded: int = Field(description="Nodes that got their embedding.")
+    skipped: int
+    failed: int
+    remaining: int = Field(description="Nodes still without an embedding; run again to continue.")
+    ms: int
 
 
 def _check_paths(paths: object) -> list[str]:
@@ -37,15 +89,25 @@ Ingest files or folders (.md .markdown .txt .html .htm) into the KnowledgeDocume
 Chunk hierarchy. attachmentId: a stable id for a single file (re-ingesting the same id replaces
 the document); scope and agents: visibility of every node written. Returns one result per file.
 """,
-    idempotent=True,
+    title="Ingest documents",
+    output=Ingested,
+    destructive=True,  # a changed file replaces its document's sections and chunks
+    idempotent=True,  # an unchanged file is skipped
 )
 @tool_errors
 def memory_ingest(
     ctx: ToolContext,
-    paths: list[str],
-    attachmentId: str | None = None,
-    scope: str | None = None,
-    agents: list[str] | None = None,
+    paths: Annotated[
+        list[str],
+        OneOrMany,
+        Field(description="Files or folders to ingest; folders are read recursively.", min_length=1),
+    ],
+    attachmentId: Annotated[
+        str | None,
+        Field(description="A stable id for a single file: ingesting the same id again replaces that document."),
+    ] = None,
+    scope: ScopeArg = None,
+    agents: AgentsArg = None,
 ) -> dict[str, Any]:
     from maxy.ingest.hierarchy import ingest_paths
 
@@ -67,11 +129,13 @@ Soft-delete an ingested document by attachmentId: the document, its sections and
 deletedAt and disappear from every search at once; they are purged after a 7-day grace period.
 Re-ingesting the same attachmentId restores it.
 """,
+    title="Delete a document",
+    output=Deleted,
     destructive=True,
     idempotent=True,
 )
 @tool_errors
-def memory_delete(ctx: ToolContext, attachmentId: str) -> dict[str, Any]:
+def memory_delete(ctx: ToolContext, attachmentId: AttachmentId) -> dict[str, Any]:
     from maxy.ingest.lifecycle import soft_delete_attachment
 
     w = ctx.writer()
@@ -85,10 +149,19 @@ def memory_delete(ctx: ToolContext, attachmentId: str) -> dict[str, Any]:
 Backfill missing embeddings (after an embedder outage, a new vector index or a model change)
 for all indexed labels or only `labels`. Resumable; returns counts.
 """,
-    idempotent=True,
+    title="Backfill embeddings",
+    output=Reindexed,
+    idempotent=True,  # it fills only what is missing
 )
 @tool_errors
-def memory_reindex(ctx: ToolContext, labels: list[str] | None = None) -> dict[str, Any]:
+def memory_reindex(
+    ctx: ToolContext,
+    labels: Annotated[
+        Annotated[list[IndexedLabel], Field(min_length=1)] | None,
+        OneOrMany,
+        Field(description="Only nodes with these labels (omitted: every indexed label)."),
+    ] = None,
+) -> dict[str, Any]:
     from maxy.graph.allowlist import check_labels
     from maxy.search.reindex import reindex
 

@@ -9,11 +9,69 @@ id the caller cannot read gets the same answer as one that does not exist.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from maxy.memory.forget import forget_node, remove_relation
-from maxy.memory.neighbourhood import DEFAULT_BUDGET, MAX_BUDGET, MAX_HOPS, get_nodes
-from maxy.plugins import ToolContext, check_int, require, tool, tool_errors
+from maxy.memory.neighbourhood import DEFAULT_BUDGET, MAX_BUDGET, MAX_HOPS, MAX_IDS, get_nodes
+from maxy.plugins import (
+    ISO_DATE,
+    Direction,
+    NodeId,
+    OneOrMany,
+    RelationshipType,
+    RelationshipTypes,
+    ToolContext,
+    ToolOutput,
+    check_int,
+    require,
+    tool,
+    tool_errors,
+)
+from pydantic import Field
+
+
+class PathStep(ToolOutput):
+    type: str = Field(description="The relationship type.")
+    direction: Direction = Field(description="out: from the previous node to this one; in: the other way.")
+    nodeId: str = Field(description="The node this step reaches.")
+
+
+class Neighbour(ToolOutput):
+    nodeId: str
+    labels: list[str]
+    properties: dict[str, Any] = Field(description="Its properties, long text trimmed.")
+    hops: int = Field(description="How many relationships away it is.")
+    path: list[PathStep] = Field(description="The relationships walked to reach it, in order.")
+
+
+class GotNode(ToolOutput):
+    nodeId: str
+    labels: list[str]
+    scope: str | None = None
+    agents: list[str] | None = None
+    meta: dict[str, Any] = Field(default_factory=dict, description="createdAt, updatedAt, createdBy.")
+    properties: dict[str, Any] = Field(description="All its properties (validFrom/validUntil included).")
+    neighbours: list[Neighbour] = Field(description="Nearest first, within hops and budget.")
+
+
+class GetResult(ToolOutput):
+    nodes: list[GotNode] = Field(description="The requested nodes you can read, in the order asked.")
+    missing: list[str] = Field(description="Requested ids that do not exist or that you cannot read.")
+    truncated: bool = Field(description="True when the budget left some neighbours out.")
+
+
+class Forgotten(ToolOutput):
+    nodeId: str
+    forgotten: bool
+    labels: list[str]
+    deletedAt: str = Field(description="When it was forgotten; it is purged after the grace period.")
+
+
+class RelationRemoved(ToolOutput):
+    source: str
+    type: str
+    target: str
+    removed: int = Field(description="How many relationships were deleted.")
 
 
 @tool(
@@ -29,18 +87,36 @@ Superseded and expired neighbours are left out (and not walked through) unless i
 is true; asOf (ISO 8601) shows the neighbourhood as it was then. Ids you cannot read are listed
 in `missing`. Returns {"nodes", "missing", "truncated"} as JSON.
 """,
+    title="Read nodes by id",
+    output=GetResult,
     read_only=True,
     idempotent=True,
 )
 @tool_errors
 def memory_get(
     ctx: ToolContext,
-    nodeIds: list[str] | str,
-    hops: int = 1,
-    types: list[str] | str | None = None,
-    budget: int = DEFAULT_BUDGET,
-    asOf: str | None = None,
-    includeHistory: bool = False,
+    nodeIds: Annotated[
+        list[str],
+        OneOrMany,
+        Field(
+            description=f"One node id or a list (at most {MAX_IDS}), from memory-search, memory-write or an "
+            "earlier memory-get.",
+            min_length=1,
+            max_length=MAX_IDS,
+        ),
+    ],
+    hops: Annotated[
+        int, Field(description="How far to walk: 0 the nodes alone, 1 their direct neighbours.", ge=0, le=MAX_HOPS)
+    ] = 1,
+    types: RelationshipTypes = None,
+    budget: Annotated[
+        int,
+        Field(description="At most this many neighbours in all, nearest first.", ge=1, le=MAX_BUDGET),
+    ] = DEFAULT_BUDGET,
+    asOf: Annotated[str | None, Field(description=f"Show the neighbourhood as it was then: {ISO_DATE}.")] = None,
+    includeHistory: Annotated[
+        bool, Field(description="Also show (and walk through) superseded and expired neighbours.")
+    ] = False,
 ) -> dict[str, Any]:
     require(isinstance(nodeIds, (list, str)) and bool(nodeIds), "nodeIds", "one node id or a list of node ids")
     hops = check_int(hops, "hops", 0, MAX_HOPS)
@@ -70,10 +146,13 @@ after a 7-day grace period. Not for documents: delete those with memory-delete (
 A server pinned to scopes or an agent can forget only nodes no other view shares. An id you
 cannot read (or one already forgotten) is refused. Returns {"nodeId", "forgotten", "labels"}.
 """,
+    title="Forget a node",
+    output=Forgotten,
     destructive=True,
+    idempotent=True,  # a repeat forgets nothing more (it is refused like an unknown id)
 )
 @tool_errors
-def memory_forget(ctx: ToolContext, nodeId: str) -> dict[str, Any]:
+def memory_forget(ctx: ToolContext, nodeId: NodeId) -> dict[str, Any]:
     w = ctx.writer()  # refuses the public role before anything else
     require(isinstance(nodeId, str) and bool(nodeId.strip()), "nodeId", "the id of the node to forget")
     return forget_node(w, nodeId)
@@ -87,10 +166,18 @@ directed: source -[type]-> target). Both nodes must be ones you can read. The re
 deleted at once (no grace period); the nodes stay. SUPERSEDED_BY history edges cannot be
 removed (forget the node instead). Returns {"source", "type", "target", "removed"}.
 """,
+    title="Remove a relationship",
+    output=RelationRemoved,
     destructive=True,
+    idempotent=True,  # a repeat removes nothing more (it is refused: no such relation)
 )
 @tool_errors
-def memory_remove_relation(ctx: ToolContext, source: str, type: str, target: str) -> dict[str, Any]:
+def memory_remove_relation(
+    ctx: ToolContext,
+    source: Annotated[str, Field(description="The node id the relationship starts from.")],
+    type: Annotated[RelationshipType, Field(description="The relationship type, e.g. WORKS_FOR.")],
+    target: Annotated[str, Field(description="The node id the relationship points to.")],
+) -> dict[str, Any]:
     w = ctx.writer()  # refuses the public role before anything else
     require(isinstance(type, str) and bool(type.strip()), "type", "a relationship type, e.g. RELATED_TO")
     return remove_relation(w, source, type.strip(), target)

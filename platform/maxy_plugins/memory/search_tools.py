@@ -3,16 +3,31 @@ conversation-search (past conversation messages).
 
 Both run the platform's search pipeline (``maxy.search``) with the caller's guards;
 conversation-search restricts it to Message nodes (``maxy.conversations.search_messages``).
+Each answers with the rendered text and, as structuredContent, the hits as JSON
+(``maxy.search.format.to_json`` for memory-search).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from maxy.conversations import search_messages
+from maxy.conversations.search import MAX_LIMIT as MESSAGE_LIMIT
+from maxy.conversations.search import MAX_QUERY_CHARS as MESSAGE_QUERY_CHARS
 from maxy.memory.recall import recall
-from maxy.plugins import ToolContext, ToolError, require, tool, tool_errors
+from maxy.plugins import (
+    ISO_DATE,
+    Label,
+    OneOrMany,
+    Rendered,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    require,
+    tool,
+    tool_errors,
+)
 from maxy.search import (
     MESSAGE_SEARCH,
     OUTPUT_BUDGET,
@@ -20,8 +35,77 @@ from maxy.search import (
     SearchRequest,
     render,
 )
+from maxy.search.format import to_json
+from maxy.search.request import MAX_LIMIT, MAX_QUERY_CHARS
+from maxy.search.route import RETRIEVAL_CLASSES
+from pydantic import Field
 
 MESSAGE_CONTENT_CHARS = 4_000
+
+if TYPE_CHECKING:
+    RetrievalClass = str
+else:
+    RetrievalClass = Literal[RETRIEVAL_CLASSES]
+
+Relevance = Annotated[
+    float | None,
+    Field(description="A calibrated probability, from 0 to 1, that the hit is relevant to the query.", ge=0, le=1),
+]
+After = Annotated[str | None, Field(description=f"Only what happened at or after this time: {ISO_DATE}.")]
+Before = Annotated[str | None, Field(description=f"Only what happened before this time: {ISO_DATE}.")]
+
+
+class RelatedNode(ToolOutput):
+    type: str = Field(description="The relationship type.")
+    direction: str = Field(description="outgoing (hit -> related) or incoming (related -> hit).")
+    labels: list[str]
+    properties: dict[str, Any]
+
+
+class SearchHit(ToolOutput):
+    nodeId: str
+    labels: list[str]
+    score: float = Field(description="The ranking score; compare it only within one search.")
+    relevance: Relevance = None
+    properties: dict[str, Any]
+    related: list[RelatedNode] = Field(default_factory=list, description="Nodes one hop away (expandHops 1).")
+
+
+class NearestMiss(ToolOutput):
+    """The best hit the relevance cut left out, when it left out every hit."""
+
+    nodeId: str | None = None
+    labels: list[str] | None = None
+    score: float | None = None
+    relevance: Relevance = None
+    properties: dict[str, Any] | None = None
+
+
+class SearchResults(ToolOutput):
+    hits: list[SearchHit] = Field(description="Best first; what the text shows, as data.")
+    nearestMiss: NearestMiss | None = Field(
+        default=None, description="When no hit cleared the relevance cut: the closest one."
+    )
+    warnings: list[str] = Field(default_factory=list, description="What the search could not do (e.g. no embedder).")
+
+
+class MessageHit(ToolOutput):
+    messageId: str
+    nodeId: str
+    role: str | None
+    content: str | None
+    timestamp: str | None
+    sessionId: str | None
+    speaker: str | None
+    score: float = Field(description="The ranking score; compare it only within one search.")
+    relevance: Relevance = None
+
+
+class MessageResults(ToolOutput):
+    hits: list[MessageHit] = Field(description="Messages, best first.")
+    nearestMiss: NearestMiss | None = Field(
+        default=None, description="When no message cleared the relevance cut: the closest one."
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -42,22 +126,48 @@ left out unless includeHistory is true; asOf (ISO 8601) returns what was true th
 before (ISO 8601) keep what happened in that window (a fact's validFrom, a message's timestamp,
 else when it was recorded). A query that is exactly a node's name puts that node first.
 """,
+    title="Search memory",
+    output=SearchResults,
     read_only=True,
     idempotent=True,
 )
 @tool_errors
 def memory_search(
     ctx: ToolContext,
-    query: str,
-    limit: int = 10,
-    labels: list[str] | None = None,
-    fields: list[str] | None = None,
-    expandHops: int = 1,
-    retrievalClass: str | None = None,
-    asOf: str | None = None,
-    includeHistory: bool = False,
-    after: str | None = None,
-    before: str | None = None,
+    query: Annotated[
+        str,
+        Field(
+            description="What to find: a question, a name or keywords.",
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+        ),
+    ],
+    limit: Annotated[int, Field(description="At most this many hits (default 10).", ge=1, le=MAX_LIMIT)] = 10,
+    labels: Annotated[
+        Annotated[list[Label], Field(min_length=1)] | None,
+        OneOrMany,
+        Field(description="Only nodes with one of these labels (omitted: every searchable label)."),
+    ] = None,
+    fields: Annotated[
+        list[str] | None,
+        Field(
+            description="Return only these property names ([] for none; related.<name> narrows related nodes). "
+            "Omitted: every property except bookkeeping."
+        ),
+    ] = None,
+    expandHops: Annotated[
+        Literal[0, 1], Field(description="1 (default): attach related nodes; 0: the hits alone, compact.")
+    ] = 1,
+    retrievalClass: Annotated[
+        RetrievalClass | None,
+        Field(description="Route the search when routing is on (omitted: the query classifier decides)."),
+    ] = None,
+    asOf: Annotated[str | None, Field(description=f"What was true at this time: {ISO_DATE}.")] = None,
+    includeHistory: Annotated[
+        bool, Field(description="Also find superseded and expired facts (default false).")
+    ] = False,
+    after: After = None,
+    before: Before = None,
 ) -> str:
     if isinstance(labels, str):
         labels = [labels]
@@ -77,10 +187,14 @@ def memory_search(
     )
     response = recall(ctx.db, ctx.caller, ctx.embedder, ctx.settings, req, keywords=ctx.knowledge_keywords)
     hits = response.hits
-    text = render(hits, OUTPUT_BUDGET, fields=req.fields)
+    miss = getattr(response, "nearest_miss", None)  # set by the relevance cut when it left out every hit
+    text = render(hits, OUTPUT_BUDGET, fields=req.fields, nearest_miss=miss)
     if response.warnings:
         text = "\n".join(f"(note: {w})" for w in response.warnings) + "\n" + text
-    return text
+    data: dict[str, Any] = {"hits": to_json(hits), "warnings": list(response.warnings)}
+    if miss is not None:
+        data["nearestMiss"] = to_json([miss])[0]
+    return Rendered(text, data)
 
 
 # ---------------------------------------------------------------------------------------
@@ -117,17 +231,29 @@ timestamp, session and relevance score, best first. When this server is pinned t
 one session with sessionId. after / before (ISO 8601 date or date-time) keep messages sent in
 that window.
 """,
+    title="Search conversations",
+    output=MessageResults,
     read_only=True,
     idempotent=True,
 )
 @tool_errors
 def conversation_search(
     ctx: ToolContext,
-    query: str,
-    limit: int = 10,
-    sessionId: str | None = None,
-    after: str | None = None,
-    before: str | None = None,
+    query: Annotated[
+        str,
+        Field(
+            description="What was said, in words: a question or keywords.",
+            min_length=1,
+            max_length=MESSAGE_QUERY_CHARS,
+        ),
+    ],
+    limit: Annotated[int, Field(description="At most this many messages (default 10).", ge=1, le=MESSAGE_LIMIT)] = 10,
+    sessionId: Annotated[
+        str | None,
+        Field(description="Only this conversation (a server pinned to a session searches only its own)."),
+    ] = None,
+    after: After = None,
+    before: Before = None,
 ) -> str:
     ctx.refuse_widening({"sessionId": sessionId})
     if ctx.session_id and sessionId is not None and sessionId != ctx.session_id:
@@ -144,4 +270,4 @@ def conversation_search(
         before=before,
         config=SearchConfig.from_settings(ctx.settings, base=MESSAGE_SEARCH),
     )
-    return _render_messages(rows)
+    return Rendered(_render_messages(rows), {"hits": [{k: v for k, v in r.items() if k != "mode"} for r in rows]})

@@ -7,20 +7,56 @@ A target the caller may not read is refused exactly like one that does not exist
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
 from maxy.graph.confine import not_writable
 from maxy.memory.remember import MemoryWrite, parse_edges, remember
 from maxy.plugins import (
+    ISO_DATE,
+    AgentsArg,
+    Direction,
+    Label,
+    OneOrMany,
+    RelationshipType,
+    ScopeArg,
     ToolContext,
+    ToolOutput,
     active_conversation,
     load_node,
     log_line,
     require,
     short,
+    title_of,
     tool,
     tool_errors,
 )
+from pydantic import ConfigDict, Field
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
+
+
+class EdgeArg(TypedDict):
+    """A relationship from the node written to an existing node."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid", field_title_generator=title_of)  # type: ignore[misc]
+
+    type: Annotated[RelationshipType, Field(description="The relationship type, e.g. WORKS_FOR.")]
+    target: Annotated[str, Field(description="The existing node's id.")]
+    direction: NotRequired[
+        Annotated[Direction, Field(description="out (default): this node -> target; in: target -> this node.")]
+    ]
+    properties: NotRequired[Annotated[dict[str, Any], Field(description="Properties of the relationship.")]]
+
+
+class Written(ToolOutput):
+    nodeId: str = Field(description="The node written (the existing one when resolved).")
+    labels: list[str]
+    created: bool = Field(description="True when a new node was created, false when one was updated.")
+    resolved: str | None = Field(description="The existing entity this write merged into, if any.")
+    superseded: list[str] = Field(description="Earlier facts this one replaced.")
+    embedded: bool = Field(description="True when the node got its embedding (searchable by meaning).")
+    provenance: bool | None = Field(
+        description="For labels that need provenance: whether a PRODUCED source was linked; null otherwise."
+    )
 
 
 @tool(
@@ -39,21 +75,44 @@ belongs to. scope: public|shared|admin; agents: agent slugs the node is visible 
 pinned to scopes or an agent writes inside its view. Returns {"nodeId", "created", "resolved",
 "superseded", "embedded", "provenance"} as JSON.
 """,
+    title="Remember (write a node)",
+    output=Written,
+    destructive=True,  # an update (nodeId, a resolved name) overwrites properties; supersede ends facts
 )
 @tool_errors
 def memory_write(
     ctx: ToolContext,
-    labels: list[str],
-    properties: dict[str, Any],
-    edges: list[dict[str, Any]] | None = None,
-    producedByTaskId: str | None = None,
-    scope: str | None = None,
-    agents: list[str] | None = None,
-    nodeId: str | None = None,
-    resolve: bool = True,
-    supersede: list[str] | str | None = None,
-    validFrom: str | None = None,
-    validUntil: str | None = None,
+    labels: Annotated[
+        list[Label],
+        OneOrMany,
+        Field(description='The node\'s labels, e.g. ["Person"] or ["Fact"].', min_length=1),
+    ],
+    properties: Annotated[
+        dict[str, Any],
+        Field(
+            description="Flat property values (text, numbers, booleans, lists of them; no nested objects), "
+            'at least one non-empty, at most 20,000 characters each; e.g. {"name": "Ada Lovelace"}.'
+        ),
+    ],
+    edges: Annotated[
+        list[EdgeArg] | None, Field(description="Relationships to existing nodes, written with the node.")
+    ] = None,
+    producedByTaskId: Annotated[
+        str | None, Field(description="The taskId (from work-create) of the action that produced this node.")
+    ] = None,
+    scope: ScopeArg = None,
+    agents: AgentsArg = None,
+    nodeId: Annotated[str | None, Field(description="Update this existing node instead of writing a new one.")] = None,
+    resolve: Annotated[
+        bool, Field(description="Merge into an existing entity with the same name or alias (default true).")
+    ] = True,
+    supersede: Annotated[
+        list[str] | None,
+        OneOrMany,
+        Field(description="Node ids of earlier facts this one replaces (kept as history)."),
+    ] = None,
+    validFrom: Annotated[str | None, Field(description=f"When the fact became true: {ISO_DATE}.")] = None,
+    validUntil: Annotated[str | None, Field(description=f"When the fact stops being true: {ISO_DATE}.")] = None,
 ) -> dict[str, Any]:
     w = ctx.writer()  # refuses the public role before anything else
     require(isinstance(properties, dict), "properties", "an object of property names to values")

@@ -17,15 +17,17 @@ goes through the guard clauses of ``ctx.caller``; the storage of briefings is
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from maxy.conversations import check_session_id, find_conversation
 from maxy.conversations.compaction import briefing_properties, start_conversation
 from maxy.conversations.context import carried_over
 from maxy.plugins import (
     SYSTEM,
+    Rendered,
     ToolContext,
     ToolError,
+    ToolOutput,
     load_node,
     log_line,
     now_iso,
@@ -35,6 +37,7 @@ from maxy.plugins import (
     tool_errors,
     update_node,
 )
+from pydantic import Field
 
 BRIEFING_FIELDS = {
     "asked": "What you asked for",
@@ -46,6 +49,23 @@ BRIEFING_FIELDS = {
 MAX_FIELD_CHARS = 6_000
 MAX_BRIEFING_CHARS = 20_000
 DIGEST_CHARS = 3_000
+
+Statements = Annotated[str | list[str], Field(description="Text, or a list of short statements.")]
+
+
+class Compacted(ToolOutput):
+    conversationId: str = Field(description="The Conversation node holding the briefing.")
+    sessionId: str
+    compactedAt: str
+    created: bool = Field(description="True when the Conversation was created for this briefing.")
+
+
+class CarriedOver(ToolOutput):
+    briefing: dict[str, Any] | None = Field(description="The latest compaction briefing, if any.")
+    reviewDigest: dict[str, Any] | None = Field(description="The most recent review digest, if any.")
+    openTasks: list[dict[str, Any]] = Field(description="Open tasks by priority (at most 10).")
+    openTasksTotal: int = Field(description="How many tasks are open in all.")
+    alerts: list[dict[str, Any]] = Field(description="Unsuppressed alerts of the last 24 hours (at most 5).")
 
 
 def _field_text(value: object, field: str) -> str:
@@ -80,16 +100,18 @@ asked (what the user asked for), done (what was done), decisions (decisions made
 workInProgress (unfinished work and next steps), aboutUser (what the user shared about
 themselves). Each is text or a list of short statements.
 """,
-    idempotent=True,
+    title="Compact the session",
+    output=Compacted,
+    destructive=True,  # replaces the conversation's previous briefing; each call counts a compaction
 )
 @tool_errors
 def session_compact(
     ctx: ToolContext,
-    asked: str | list[str],
-    done: str | list[str],
-    decisions: str | list[str],
-    workInProgress: str | list[str],
-    aboutUser: str | list[str],
+    asked: Annotated[Statements, Field(description="What the user asked for.")],
+    done: Annotated[Statements, Field(description="What was done.")],
+    decisions: Annotated[Statements, Field(description="Decisions made.")],
+    workInProgress: Annotated[Statements, Field(description="Unfinished work and next steps.")],
+    aboutUser: Annotated[Statements, Field(description="What the user shared about themselves.")],
 ) -> dict[str, Any]:
     started = time.perf_counter()
     values = {
@@ -181,10 +203,10 @@ def render_session_context(data: dict[str, Any]) -> str:
     return "<previous-context>\n" + "\n\n".join(sections) + "\n</previous-context>"
 
 
-def session_context(ctx: ToolContext) -> str:
+def session_context(ctx: ToolContext, data: dict[str, Any] | None = None) -> str:
     """The block the next admin turn injects ("" when there is nothing to carry over)."""
     started = time.perf_counter()
-    data = session_context_data(ctx)
+    data = data if data is not None else session_context_data(ctx)
     text = render_session_context(data)
     log_line(
         "session",
@@ -207,9 +229,13 @@ The context carried over from earlier turns, as a <previous-context> block: the 
 compaction briefing, the most recent review digest, open tasks by priority (at most 10) and
 unsuppressed alerts of the last 24 hours (at most 5).
 """,
+    title="Read the carried-over context",
+    output=CarriedOver,
     read_only=True,
     idempotent=True,
 )
 @tool_errors
 def session_context_tool(ctx: ToolContext) -> str:
-    return session_context(ctx) or "No previous context: no briefing, review digest, open tasks or recent alerts."
+    data = session_context_data(ctx)
+    text = session_context(ctx, data)
+    return Rendered(text or "No previous context: no briefing, review digest, open tasks or recent alerts.", data)

@@ -9,6 +9,9 @@ Inputs are stored as ``inputs_<field>`` properties (the graph's property names a
 after :func:`redact_secrets` has replaced every schema-tagged secret with ``"[redacted]"``:
 nothing secret is ever written, logged or embedded. Each step emits one ``[task]`` line:
 ``[task] action-start|step|done kind=<kind> taskId=<8> ...``.
+
+work-complete is idempotent: each produced node is linked once, ``producedCount`` is the number
+of nodes linked, and a call that would change nothing writes nothing and answers as the first did.
 """
 
 from __future__ import annotations
@@ -19,14 +22,17 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from maxy.conversations import find_conversation
+from maxy.conversations.store import MAX_SESSION_ID
 from maxy.graph.confine import not_writable, record_scope
 from maxy.graph.write import Edge, NodeSpec
 from maxy.plugins import (
+    OneOrMany,
     ToolContext,
     ToolError,
+    ToolOutput,
     active_conversation,
     check_text,
     load_node,
@@ -39,14 +45,51 @@ from maxy.plugins import (
     tool_errors,
     update_node,
 )
+from maxy.provenance import produced_ids
 from maxy.secrets import redact_secrets
 from maxy.tasks import DEFAULT_PRIORITY, DONE_STATUSES, PRIORITY_NAMES, STATUSES
+from pydantic import Field
 
 MAX_INPUT_FIELDS = 60
 MAX_PRODUCED = 500
 MAX_NOTES = 50
+MAX_TITLE = 500
+MAX_STEP = 500
+MAX_NOTE = 2_000
 _KIND_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]{0,63}$")
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,55}$")
+
+if TYPE_CHECKING:  # the enums are built from maxy.tasks at run time
+    OpenStatus = str
+    DoneStatus = str
+    PriorityName = str
+else:
+    OpenStatus = Literal[tuple(s for s in STATUSES if s not in DONE_STATUSES)]
+    DoneStatus = Literal[DONE_STATUSES]
+    PriorityName = Literal[tuple(PRIORITY_NAMES)]
+
+TaskId = Annotated[str, Field(description="The taskId work-create returned.")]
+
+
+class TaskStarted(ToolOutput):
+    taskId: str = Field(description="Pass it as producedByTaskId to memory-write and to work-update / work-complete.")
+    kind: str
+    status: str
+    raisedDuring: str | None = Field(description="The sessionId of the conversation it was raised in, if any.")
+
+
+class TaskUpdated(ToolOutput):
+    taskId: str
+    status: str
+    stepCount: int = Field(description="How many steps have been recorded.")
+
+
+class TaskCompleted(ToolOutput):
+    taskId: str
+    status: str
+    completedAt: str = Field(description="When the task finished (a repeat answers the first time).")
+    produced: list[str] = Field(description="The producedNodeIds of this call.")
+    producedCount: int = Field(description="How many nodes the task has produced in all.")
 
 
 def _storable(value: Any) -> Any:
@@ -118,24 +161,57 @@ raisedDuringConversationKey (the sessionId of the conversation the action was ra
 defaults to the active one), priority (1 highest .. 5, or urgent|high|normal|low). Returns
 {"taskId"}: pass it as producedByTaskId to memory-write and to work-update / work-complete.
 """,
+    title="Start a task",
+    output=TaskStarted,
 )
 @tool_errors
 def work_create(
     ctx: ToolContext,
-    kind: str,
-    title: str | None = None,
-    inputsProvided: dict[str, Any] | list[str] | None = None,
-    inputs: dict[str, Any] | None = None,
-    inputSchema: dict[str, Any] | None = None,
-    raisedDuringConversationKey: str | None = None,
-    priority: int | str | None = None,
+    kind: Annotated[
+        str,
+        Field(
+            description="What kind of action: a lower-case slug, e.g. cloudflare-tunnel-login.",
+            max_length=64,
+            json_schema_extra={"pattern": _KIND_RE.pattern},  # checked by the tool, with its own message
+        ),
+    ],
+    title: Annotated[
+        str | None, Field(description="A title people read (default: the kind).", max_length=MAX_TITLE)
+    ] = None,
+    inputsProvided: Annotated[
+        dict[str, Any] | list[str] | None,
+        Field(description="The call-shape record: which fields the action was given (an object or field names)."),
+    ] = None,
+    inputs: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="The form payload; secrets tagged in inputSchema (and well-known secret names) are stored "
+            'as "[redacted]".',
+            max_length=MAX_INPUT_FIELDS,
+        ),
+    ] = None,
+    inputSchema: Annotated[
+        dict[str, Any] | None,
+        Field(description="The JSON schema of inputs: fields with secret / x-secret / format password are redacted."),
+    ] = None,
+    raisedDuringConversationKey: Annotated[
+        str | None,
+        Field(
+            description="The sessionId of the conversation the action was raised in (default: the active one).",
+            max_length=MAX_SESSION_ID,
+        ),
+    ] = None,
+    priority: Annotated[
+        Annotated[int, Field(ge=1, le=5)] | PriorityName | None,
+        Field(description="1 (highest) to 5, or urgent | high | normal | medium | low | someday (default normal)."),
+    ] = None,
 ) -> dict[str, Any]:
     require(
         isinstance(kind, str) and bool(_KIND_RE.match(kind)),
         "kind",
         "a lower-case slug such as cloudflare-tunnel-login",
     )
-    title_ = check_text(title, "title", limit=500, required=False) or kind
+    title_ = check_text(title, "title", limit=MAX_TITLE, required=False) or kind
     require(inputs is None or isinstance(inputs, dict), "inputs", "an object of field names to values")
     require(inputSchema is None or isinstance(inputSchema, dict), "inputSchema", "a JSON schema object")
     require(
@@ -207,14 +283,21 @@ def _flatten(value: Any) -> list[Any]:
 Record progress on a Task: status (pending|running|blocked|waiting), step (what is happening
 now), note (free text kept with the task, at most 50). At least one is required.
 """,
+    title="Record task progress",
+    output=TaskUpdated,
+    destructive=True,  # status and the last step are overwritten
 )
 @tool_errors
 def work_update(
     ctx: ToolContext,
-    taskId: str,
-    status: str | None = None,
-    step: str | None = None,
-    note: str | None = None,
+    taskId: TaskId,
+    status: Annotated[
+        OpenStatus | None, Field(description="The task's status now (finish it with work-complete).")
+    ] = None,
+    step: Annotated[str | None, Field(description="What is happening now.", max_length=MAX_STEP)] = None,
+    note: Annotated[
+        str | None, Field(description="Free text kept with the task (the last 50 are kept).", max_length=MAX_NOTE)
+    ] = None,
 ) -> dict[str, Any]:
     require(
         status is not None or step is not None or note is not None, "status", "give at least one of status, step, note"
@@ -222,8 +305,8 @@ def work_update(
     if status is not None:
         require(status in STATUSES, "status", f"one of {', '.join(STATUSES)}")
         require(status not in DONE_STATUSES, "status", "use work-complete to finish a task")
-    step_ = check_text(step, "step", limit=500, required=False)
-    note_ = check_text(note, "note", limit=2_000, required=False)
+    step_ = check_text(step, "step", limit=MAX_STEP, required=False)
+    note_ = check_text(note, "note", limit=MAX_NOTE, required=False)
     ctx.writer()
     task = _task(ctx, taskId)
     props = task["properties"]
@@ -256,16 +339,25 @@ def work_update(
     "work-complete",
     description="""
 Finish a Task: status completed (default), failed or cancelled; producedNodeIds: the nodeIds of
-every entity the action created (each gets Task-[:PRODUCED]->entity; same account only).
+every entity the action created (each gets Task-[:PRODUCED]->entity once; same account only).
+Calling it again with the same arguments changes nothing and answers the same; more
+producedNodeIds are added to the ones already linked.
 """,
+    title="Finish a task",
+    output=TaskCompleted,
+    destructive=True,  # the status is overwritten
     idempotent=True,
 )
 @tool_errors
 def work_complete(
     ctx: ToolContext,
-    taskId: str,
-    status: str = "completed",
-    producedNodeIds: list[str] | None = None,
+    taskId: TaskId,
+    status: Annotated[DoneStatus, Field(description="How it ended (default completed).")] = "completed",
+    producedNodeIds: Annotated[
+        list[str] | None,
+        OneOrMany,
+        Field(description=f"The node ids of every entity the action created (at most {MAX_PRODUCED})."),
+    ] = None,
 ) -> dict[str, Any]:
     require(status in DONE_STATUSES, "status", f"one of {', '.join(DONE_STATUSES)}")
     if isinstance(producedNodeIds, str):
@@ -284,17 +376,18 @@ def work_complete(
             raise not_writable(f"producedNodeIds[{produced.index(missing[0])}]", missing[0])
     props = task["properties"]
     started = time.perf_counter()
-    completed_at = now_iso()
-    update_node(
-        ctx,
-        task,
-        {
-            "status": status,
-            "completedAt": completed_at,
-            "producedCount": int(props.get("producedCount") or 0) + len(produced),
-        },
-        edges=[Edge("PRODUCED", pid, "out") for pid in produced],
-    )
+    linked = produced_ids(ctx.db, ctx.caller, task["nodeId"])
+    new = [pid for pid in produced if pid not in linked]
+    repeat = props.get("status") == status and props.get("completedAt") is not None
+    completed_at = str(props["completedAt"]) if repeat else now_iso()
+    count = len(linked) + len(new)
+    if not (repeat and not new and props.get("producedCount") == count):
+        update_node(
+            ctx,
+            task,
+            {"status": status, "completedAt": completed_at, "producedCount": count},
+            edges=[Edge("PRODUCED", pid, "out") for pid in new],
+        )
     duration = _ms_since(props.get("startedAt"))
     log_line(
         "task",
@@ -303,6 +396,13 @@ def work_complete(
         taskId=short(task["nodeId"]),
         status=status,
         produced=len(produced),
+        new=len(new),
         ms=duration if duration is not None else round((time.perf_counter() - started) * 1000),
     )
-    return {"taskId": task["nodeId"], "status": status, "completedAt": completed_at, "produced": produced}
+    return {
+        "taskId": task["nodeId"],
+        "status": status,
+        "completedAt": completed_at,
+        "produced": produced,
+        "producedCount": count,
+    }
