@@ -51,7 +51,7 @@ FUSIONS = ("weighted", "rrf", "vector", "bm25")
 # The pipeline's response mode for each planned fusion when no path degrades.
 MODE_OF = {"weighted": "hybrid", "rrf": "rrf", "vector": "vector", "bm25": "bm25"}
 KINDS = ("Preference", "Message")
-HIT_LINE = re.compile(r"^\[[^\]]*\] \(id: ([^)]+)\) \(score: [0-9.]+\)$", re.MULTILINE)
+HIT_LINE = re.compile(r"^\[[^\]]*\] \(id: ([^)]+)\) \((?:score|relevance): [0-9.]+\)$", re.MULTILINE)
 
 node_strategy = st.fixed_dictionaries(
     {
@@ -108,7 +108,7 @@ def _tool_hits(text: str, probe: str) -> dict[str, set[str]]:
             rid
             for line in block.splitlines()
             if line.startswith(("    --[", "    <--["))
-            for rid in re.findall(rf"nodeId: ({re.escape(probe)}-\d+)", line)
+            for rid in re.findall(rf"\(id: ({re.escape(probe)}-\d+)\)", line)  # a related node's id, in its line
         }
         out[m.group(1)] = related
     return out
