@@ -87,7 +87,9 @@ def test_entity_tools_over_stdio(db, account, make_account, data_root: Path, tmp
     assert out["bad_hops"].is_error
     assert text(out["bad_hops"]) == "invalid arguments for memory-get: hops: an integer from 0 to 3 (got 4)"
     assert out["bad_type"].is_error
-    assert text(out["bad_type"]).startswith("invalid arguments for memory-get: types[0]: unknown value 'LIKES'; allowed: ")
+    assert text(out["bad_type"]).startswith(
+        "invalid arguments for memory-get: types[0]: unknown value 'LIKES'; allowed: "
+    )
 
     assert _json(out["unlink"])["removed"] == 1
     assert out["unlink_again"].is_error and text(out["unlink_again"]).startswith("type: no WORKS_FOR relation from")

@@ -187,6 +187,7 @@ def _reason(e: Mapping[str, Any], field: Mapping[str, Any]) -> str:
         allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         return f"unknown value {value!r}; allowed: {', '.join(allowed)}"
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        field = next((b for b in field.get("anyOf", [field]) if "minimum" in b or "maximum" in b), field)
         low, high = field.get("minimum"), field.get("maximum")
         if low is not None and high is not None and field.get("type") == "integer":
             return f"an integer from {low} to {high}{_got(value)}"

@@ -1,0 +1,182 @@
+"""The tool contract a client reads from tools/list and initialize/discover, with the SDK's client
+against the memory, work and session plugins: titles, described inputs, enums and bounds from the
+allow-lists, an outputSchema for every tool, annotations that are true, server instructions, and
+one-line errors for input the schema refuses (against the real Neo4j)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+from maxy.config import SCOPE_VALUES, load_settings
+from maxy.graph.allowlist import ALL_LABELS, INDEXED_LABELS, RELATIONSHIP_TYPES
+from maxy.mcp.server import create_mcp_server, pinned_context
+from maxy.plugins.discovery import discover_plugins
+from maxy.search.route import RETRIEVAL_CLASSES
+from maxy.tasks import DONE_STATUSES, OPEN_STATUSES
+from mcp import Client
+
+from tests.plugins_fixture.helpers import text
+
+PLUGINS = ["memory", "work", "session"]
+
+# (readOnly, destructive, idempotent): destructive = may overwrite or remove what is stored;
+# idempotent = the same call again changes nothing more.
+HINTS = {
+    "memory-search": (True, False, True),
+    "memory-get": (True, False, True),
+    "conversation-search": (True, False, True),
+    "memory-report-read-latest": (True, False, True),
+    "memory-report-list": (True, False, True),
+    "session-context": (True, False, True),
+    "memory-write": (False, True, False),
+    "memory-forget": (False, True, True),
+    "memory-remove-relation": (False, True, True),
+    "memory-ingest": (False, True, True),
+    "memory-delete": (False, True, True),
+    "memory-reindex": (False, False, True),
+    "conversation-append": (False, True, False),
+    "memory-report-write": (False, True, True),
+    "work-create": (False, False, False),
+    "work-update": (False, True, False),
+    "work-complete": (False, True, True),
+    "session-compact": (False, True, False),
+}
+FIELD_TITLE = re.compile(r"[A-Z][a-z]*( ([a-z]+|IDs?))*")
+
+
+async def _listing(server: Any) -> tuple[list[Any], str | None]:
+    async with Client(server, mode="legacy") as client:
+        return (await client.list_tools()).tools, client.session.instructions
+
+
+def _server(role: str = "admin", ctx: Any = None) -> Any:
+    return create_mcp_server(discover_plugins(PLUGINS), role, lambda plugin, headers: ctx)  # type: ignore[arg-type]
+
+
+def _branch(prop: dict[str, Any]) -> dict[str, Any]:
+    """The non-null branch of an optional property."""
+    branches = [b for b in prop.get("anyOf", [prop]) if b.get("type") != "null"]
+    assert len(branches) == 1, prop
+    return branches[0]
+
+
+def _enum(schema: dict[str, Any], name: str) -> list[Any]:
+    prop = _branch(schema["properties"][name])
+    return prop["items"]["enum"] if prop.get("type") == "array" else prop["enum"]
+
+
+def test_every_tool_is_titled_described_and_typed() -> None:
+    tools, _ = anyio.run(_listing, _server())
+    assert {t.name for t in tools} == set(HINTS)
+    for t in tools:
+        assert t.title and not re.search(r"[a-z][A-Z]", t.title) and t.title[0].isupper(), t.title
+        assert t.annotations.title == t.title
+        assert t.input_schema["title"] == f"{t.name} arguments"
+        for name, prop in t.input_schema.get("properties", {}).items():
+            assert prop.get("description"), f"{t.name}.{name} has no description"
+            assert FIELD_TITLE.fullmatch(prop.get("title", "")), f"{t.name}.{name}: title {prop.get('title')!r}"
+        for definition in t.input_schema.get("$defs", {}).values():
+            for name, prop in definition.get("properties", {}).items():
+                assert prop.get("description") and FIELD_TITLE.fullmatch(prop["title"]), f"{t.name} $defs {name}"
+        assert t.output_schema and t.output_schema["type"] == "object", f"{t.name} lists no outputSchema"
+        Draft202012Validator.check_schema(t.output_schema)
+        hints = t.annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == HINTS[t.name], t.name
+        assert hints.open_world_hint is False
+
+
+def test_enums_and_bounds_come_from_the_allow_lists() -> None:
+    tools, _ = anyio.run(_listing, _server())
+    schema = {t.name: t.input_schema for t in tools}
+    output = {t.name: t.output_schema for t in tools}
+    write = schema["memory-write"]
+    assert _enum(write, "labels") == sorted(ALL_LABELS)
+    assert _enum(write, "scope") == list(SCOPE_VALUES) == _enum(schema["memory-ingest"], "scope")
+    edge = write["$defs"]["EdgeArg"]
+    assert edge["properties"]["type"]["enum"] == sorted(RELATIONSHIP_TYPES)
+    assert edge["properties"]["direction"]["enum"] == ["out", "in"] and edge["additionalProperties"] is False
+    assert _enum(schema["memory-get"], "types") == sorted(RELATIONSHIP_TYPES)
+    assert _enum(schema["memory-remove-relation"], "type") == sorted(RELATIONSHIP_TYPES)
+    assert _enum(schema["memory-search"], "labels") == sorted(ALL_LABELS)
+    assert _enum(schema["memory-search"], "retrievalClass") == list(RETRIEVAL_CLASSES)
+    assert _enum(schema["memory-search"], "expandHops") == [0, 1]
+    assert _enum(schema["memory-reindex"], "labels") == sorted(INDEXED_LABELS)
+    assert _enum(schema["work-update"], "status") == list(OPEN_STATUSES)
+    assert _enum(schema["work-complete"], "status") == list(DONE_STATUSES)
+    assert _enum(schema["conversation-append"], "role") == ["user", "assistant", "system"]
+
+    def bounds(tool: str, field: str) -> tuple[int, int]:
+        prop = _branch(schema[tool]["properties"][field])
+        return prop["minimum"], prop["maximum"]
+
+    assert bounds("memory-search", "limit") == (1, 500)
+    assert bounds("conversation-search", "limit") == (1, 100)
+    assert bounds("memory-get", "hops") == (0, 3) and bounds("memory-get", "budget") == (1, 500)
+    assert bounds("memory-report-list", "limit") == (1, 100)
+    assert schema["memory-report-write"]["properties"]["body"]["maxLength"] == 10_000
+    # search hits leave room for a calibrated relevance and the nearest miss
+    hit = output["memory-search"]["$defs"]["SearchHit"]
+    assert _branch(hit["properties"]["relevance"]) == {"type": "number", "minimum": 0, "maximum": 1}
+    assert "nearestMiss" in output["memory-search"]["properties"] and hit["additionalProperties"] is True
+
+
+def test_instructions_explain_tools_relevance_and_pins() -> None:
+    tools, instructions = anyio.run(_listing, _server())
+    assert instructions
+    for name in HINTS:
+        assert f"- {name}: " in instructions
+    for phrase in ("`relevance` in [0, 1]", "calibrated probability", "No relevant results", "nearest miss"):
+        assert phrase in instructions
+    assert "Arguments cannot widen it" in instructions and "structuredContent" in instructions
+
+    public_tools, public = anyio.run(_listing, _server("public"))
+    assert public and "read-only" in public and "memory-write" not in public
+    assert all(t.annotations.read_only_hint for t in public_tools)
+
+
+@pytest.fixture()
+def admin_server(db, account, data_root, embedder) -> Any:
+    settings = load_settings(DATA_ROOT=data_root, ACCOUNT_ID=account.account_id)
+    return _server("admin", pinned_context(settings, "admin", account, db=db, embedder=embedder))
+
+
+BAD_INPUT = [
+    (
+        "memory-write",
+        {"labels": ["Note"], "properties": {"name": "n"}, "scope": "secret"},
+        "scope: unknown value 'secret'; allowed: public, shared, admin",
+    ),
+    ("memory-write", {"labels": ["Alien"], "properties": {"name": "n"}}, "labels[0]: unknown value 'Alien'; allowed: "),
+    (
+        "memory-write",
+        {
+            "labels": ["Note"],
+            "properties": {"name": "n"},
+            "edges": [{"type": "KNOWS", "target": "x", "direction": "up"}],
+        },
+        "edges[0].direction: unknown value 'up'; allowed: out, in",
+    ),
+    ("memory-search", {"query": "x", "limit": 0}, "limit: an integer from 1 to 500 (got 0)"),
+    ("memory-search", {"query": "x", "expandHops": 2}, "expandHops: unknown value 2; allowed: "),
+    ("memory-get", {"nodeIds": [], "hops": 1}, "nodeIds: at least 1 item(s)"),
+    ("memory-report-write", {"title": "t", "body": "x" * 10_001}, "body: at most 10,000 characters (got 10,001)"),
+    ("work-update", {"taskId": "t", "status": "completed"}, "status: unknown value 'completed'; allowed: pending"),
+    ("work-create", {"kind": "k", "priority": 9}, "priority: an integer from 1 to 5 (got 9) or unknown value 9"),
+    ("memory-search", {}, "query: Field required"),
+]
+
+
+def test_input_the_schema_refuses_is_one_line_naming_the_field(admin_server: Any) -> None:
+    async def calls() -> list[Any]:
+        async with Client(admin_server, mode="legacy") as client:
+            return [await client.call_tool(name, args) for name, args, _ in BAD_INPUT]
+
+    for (name, _, expected), result in zip(BAD_INPUT, anyio.run(calls), strict=True):
+        message = text(result)
+        assert result.is_error and result.structured_content is None
+        assert "\n" not in message and message.startswith(f"invalid arguments for {name}: "), message
+        assert expected in message, message
