@@ -112,7 +112,8 @@ def _related_line(rel: Related, wanted: Sequence[str] | None = None) -> str:
 
 def header(hit: Hit) -> str:
     """``[Labels] (id: …) (relevance: 0.83)``, or ``(score: 0.837)`` while relevance is not known."""
-    rank = f"(relevance: {hit.relevance:.2f})" if hit.relevance is not None else f"(score: {hit.score:.3f})"
+    relevance = getattr(hit, "relevance", None)  # Hit.relevance lands with the relevance stage (relevance.py)
+    rank = f"(relevance: {relevance:.2f})" if relevance is not None else f"(score: {hit.score:.3f})"
     return f"[{', '.join(hit.labels)}] (id: {hit.node_id}) {rank}"
 
 
