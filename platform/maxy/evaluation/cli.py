@@ -136,6 +136,88 @@ def register(app: typer.Typer) -> None:
         err.print(f"{result['facts']} facts written in {result['write_ms'] / 1000:.1f} s")
         print_recall(result, KS)
 
+    _register_relevance(eval_app)
+
+
+def _register_relevance(eval_app: typer.Typer) -> None:
+    """``maxy eval calibrate`` and ``maxy eval relevance``."""
+    from ..cli import emit_json, err, friendly, out
+
+    @eval_app.command("calibrate")
+    @friendly
+    def calibrate(
+        scifact: Path = typer.Argument(..., help="SciFact in BEIR format (corpus.jsonl, queries.jsonl, qrels/dev.tsv)"),
+        locomo: Path = typer.Argument(..., help="LoCoMo: messages.jsonl, observations.jsonl, questions.jsonl"),
+        write: bool = typer.Option(False, "--write", help="Store the fit in Maxy's relevance.json for this model."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Fit the relevance model of the embedding model in use on the development splits and
+        a noise set, and choose its cut."""
+        from importlib import resources
+
+        from .relevance import fit, measure, write_calibration
+
+        asked, model = _ask(scifact, locomo)
+        calibration = fit(asked, model)
+        report = {**calibration.to_json(), "model": model, "measured": measure(asked, calibration)}
+        if write:
+            path = Path(str(resources.files("maxy").joinpath("resources", "relevance.json")))
+            report["written"] = str(write_calibration(calibration, path))
+        if json_out:
+            emit_json(report)
+            return
+        out.print(f"model {model}: cut {calibration.cut:.2f}, bias {calibration.bias:.3f}")
+        for name, weight in zip(report["features"], calibration.weights, strict=True):
+            out.print(f"  {name:18} {weight:8.3f}")
+        print_relevance(report["measured"])
+        if write:
+            err.print(f"written to {report['written']}")
+
+    @eval_app.command("relevance")
+    @friendly
+    def relevance(
+        scifact: Path = typer.Argument(..., help="SciFact in BEIR format (corpus.jsonl, queries.jsonl, qrels/dev.tsv)"),
+        locomo: Path = typer.Argument(..., help="LoCoMo: messages.jsonl, observations.jsonl, questions.jsonl"),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """How often the first relevant hit clears the relevance cut, how often a query nothing
+        answers gets "no relevant results", and what the cut costs nDCG@10 and Recall@10."""
+        from ..errors import ConfigError
+        from ..search.relevance import calibration_for
+        from .relevance import measure
+
+        asked, model = _ask(scifact, locomo)
+        calibration = calibration_for(model)
+        if calibration is None:
+            raise ConfigError(f"no relevance calibration for {model}: run maxy eval calibrate SCIFACT LOCOMO --write")
+        report = measure(asked, calibration)
+        if json_out:
+            emit_json(report)
+            return
+        print_relevance(report)
+
+    def _ask(scifact: Path, locomo: Path) -> tuple[list, str]:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        from ..config import load_settings
+        from .relevance import ask_all
+
+        settings = load_settings()
+        with schema_ready(settings) as (embedder, db):
+            with Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
+            ) as bar:
+                task = bar.add_task("asking", total=None)
+                asked = ask_all(
+                    settings,
+                    db,
+                    embedder,
+                    scifact,
+                    locomo,
+                    progress=lambda what, done, total: bar.update(task, description=what, completed=done, total=total),
+                )
+        return asked, embedder.name
+
 
 @contextmanager
 def schema_ready(settings: Any) -> Iterator[tuple[Any, Any]]:
@@ -161,3 +243,20 @@ def print_recall(result: dict, ks: tuple[int, ...]) -> None:
         vals = "  ".join(f"{100 * r[f'recall@{k}']:5.1f}" for k in ks)
         out.print(f"  {name:12} {vals}")
     out.print(f"  latency p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms")
+
+
+def print_relevance(report: dict) -> None:
+    from ..cli import out
+
+    out.print(f"relevance of {report['model']}, cut {report['cut']:.2f}")
+    out.print("  split      queries  first relevant clears   nDCG@10 (cut)    R@10 (cut)")
+    for split, f in report["splits"].items():
+        ndcg = f"{f['ndcg@10']:.4f} ({f['ndcg@10_cut']:.4f})" if "ndcg@10" in f else " " * 15
+        out.print(
+            f"  {split:9} {f['queries']:8}  {100 * f['first_relevant_clears']:6.1f}% of {f['answered']:4}"
+            f"       {ndcg}  {100 * f['recall@10']:5.1f} ({100 * f['recall@10_cut']:5.1f})"
+        )
+    out.print("  noise asked of   queries  no relevant results   by kind")
+    for split, f in report["noise"].items():
+        kinds = ", ".join(f"{k} {100 * v:.1f}%" for k, v in f["by_kind"].items())
+        out.print(f"  {split:15} {f['queries']:8}  {100 * f['no_relevant_results']:6.1f}%               {kinds}")

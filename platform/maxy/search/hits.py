@@ -23,6 +23,7 @@ class Hit:
     bm25_score: float = 0.0  # min-max normalised within the result set
     keyword_score: float = 0.0  # keyword subscriptions: 1.0 tagged, else BM25 min-max per keyword
     score: float = 0.0  # fused (and later boosted) score
+    relevance: float | None = None  # calibrated probability that the hit is relevant (relevance.py)
     valid_from: str | None = None  # when the fact became true (validFrom), as the paths saw it
     happened: str | None = None  # when it happened: validFrom, else timestamp, else createdAt
     ranks: dict[str, int] = field(default_factory=dict)  # rank per list, for RRF and explain

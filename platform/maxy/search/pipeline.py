@@ -1,7 +1,8 @@
 """The hybrid search pipeline, one call per box, in the order of the diagram:
 
     route -> expand query -> retrieve (vector + BM25) + keyword subscriptions -> fuse
-          -> exact name, date mention, episode -> boost -> dedup -> threshold, sort, slice -> expand graph
+          -> exact name, date mention, episode -> boost -> dedup -> threshold, sort, slice
+          -> relevance and its cut -> expand graph
 
 Each box is a small module named after it; ``SearchConfig`` says which optional boxes run
 (all off in ``BASELINE``), and ``SearchRun`` records timings, counts and warnings and writes
@@ -22,6 +23,7 @@ from . import (
     fusion,
     graph_expansion,
     query_expansion,
+    relevance,
     route,
     subscriptions,
 )
@@ -69,10 +71,17 @@ def hybrid(
     hits = cut(hits, req.threshold, req.limit)
     with run.timed("load"):
         hits = graph_expansion.load_properties(db, reader, hits)
+    calibration = relevance.calibration_for(getattr(embedder, "name", None))
+    relevance.assess(hits, req.query, calibration)
+    if req.min_relevance is None:
+        kept, nearest_miss = relevance.gate(hits, calibration.cut if calibration is not None else None)
+    else:
+        kept, nearest_miss = relevance.at_least(hits, req.min_relevance)
+    run.count(below_cut=len(hits) - len(kept))
     if req.expand_hops == 1:
         with run.timed("graph_expansion"):
-            graph_expansion.expand(db, caller, hits, when=when(req, "related"))
-    return run.finish(hits, mode)
+            graph_expansion.expand(db, caller, kept, when=when(req, "related"))
+    return run.finish(kept, mode, nearest_miss)
 
 
 def _boost_and_dedup(db: Database, reader: Caller, hits: list[Hit], config: SearchConfig, run: SearchRun) -> list[Hit]:

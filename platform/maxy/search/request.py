@@ -23,6 +23,7 @@ class SearchRequest:
     fields: tuple[str, ...] | None = None  # None: every property; (): none
     expand_hops: int = 1  # 1: attach related nodes; 0: compact
     threshold: float = 0.0  # drop hits scoring below this after fusion and boosts
+    min_relevance: float | None = None  # drop hits less relevant; None: no hit if none clears the cut; 0: keep all
     retrieval_class: str | None = None  # routes the search when routing is on; None: classify or not route
     session_id: str | None = None  # only nodes of this conversation session (message search)
     as_of: str | None = None  # what was true at this instant (ISO 8601); None: what is true now
@@ -40,6 +41,7 @@ class SearchRequest:
             fields=_fields(self.fields),
             expand_hops=_expand_hops(self.expand_hops),
             threshold=_threshold(self.threshold),
+            min_relevance=_min_relevance(self.min_relevance),
             retrieval_class=_retrieval_class(self.retrieval_class),
             session_id=_session_id(self.session_id),
             as_of=_instant(self.as_of, "asOf"),
@@ -97,6 +99,14 @@ def _expand_hops(value: object) -> int:
 def _threshold(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise ValidationError("threshold", "a number >= 0")
+    return float(value)
+
+
+def _min_relevance(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValidationError("minRelevance", "a number from 0 to 1 (0 keeps every hit; omit it for the default cut)")
     return float(value)
 
 

@@ -26,6 +26,7 @@ COUNTS = (
     "episode",
     "boosted",
     "deduped",
+    "below_cut",
     "final",
 )
 
@@ -36,6 +37,7 @@ class SearchResponse:
     mode: str  # hybrid | rrf | vector | bm25 | none | skipped
     stats: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    nearest_miss: Hit | None = None  # the best hit the relevance cut left out, when it left out all
 
 
 @dataclass
@@ -63,7 +65,7 @@ class SearchRun:
         self.warnings.append(reason)
         log_line(COMPONENT, "warn", level=logging.WARNING, accountId=short(self.caller.account_id), reason=reason)
 
-    def finish(self, hits: list[Hit], mode: str) -> SearchResponse:
+    def finish(self, hits: list[Hit], mode: str, nearest_miss: Hit | None = None) -> SearchResponse:
         """The response, and the one line per search."""
         total = (time.perf_counter() - self.started) * 1000
         self.counts["final"] = len(hits)
@@ -79,4 +81,4 @@ class SearchRun:
             expand_ms=round(self.timings.get("query_expansion_ms", 0.0)),
             graph_ms=round(self.timings.get("graph_expansion_ms", 0.0)),
         )
-        return SearchResponse(hits, mode, stats, list(self.warnings))
+        return SearchResponse(hits, mode, stats, list(self.warnings), nearest_miss)

@@ -1,0 +1,147 @@
+"""RELEVANCE: how likely a hit answers the query, read from the hit's own signals.
+
+The fused score ranks a result list but means nothing across queries: every path is scaled
+within its own list, so the best hit of a query the graph cannot answer scores like the best
+hit of one it answers well. Relevance is a logistic function of absolute signals instead:
+
+- ``cosine``: the raw cosine between the query and the node's vector (0 when only BM25 found it);
+- ``coverage``: the share of the query's content words found in the node's text;
+- ``bm25``: the raw Lucene score per content word of the query, capped;
+- the logarithm of the text's length, alone and times the cosine (short texts, facts and
+  messages, have lower cosines than long passages for the same match).
+
+The weights and the default cut are fitted per embedding model on relevant hits against hits
+for queries nothing answers (``maxy eval calibrate``) and shipped in ``relevance.json``; a
+model without a calibration gets no relevance (and no cut). Ranking never changes. The
+default cut is a gate: when no hit clears it, the search answers with no hits and the best of
+them as the nearest miss; when one does, every hit stays (a relevant second or third hit often
+scores lower than the first, and dropping it would cost recall). A caller's own minimum
+relevance drops each hit below it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from ..errors import ValidationError
+from ..graph.allowlist import RESERVED_PROPERTIES
+from .hits import Hit
+
+FEATURES = ("cosine", "coverage", "cosine_x_coverage", "bm25_per_word", "length_x_cosine", "length")
+BM25_CAP = 5.0
+CALIBRATION_FILE = "relevance.json"
+
+_WORD = re.compile(r"\w+")
+# Words that carry no topic: English function words and question words.
+STOP_WORDS = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their then there
+    these they this to was will with what when where who whom which why how did do does done has have had
+    i me my we our you your he she him her his hers its them been being were am can could would should may
+    might must shall about from up down out over under again further once here than too very just now any
+    all both each few more most other some own same so only nor""".split()
+)
+_SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+def words(text: str) -> set[str]:
+    """Lower-case word stems of ``text`` (a crude suffix strip: "walked", "walking" -> "walk")."""
+    return {_stem(w) for w in _WORD.findall(text.lower())}
+
+
+def content_words(query: str) -> set[str]:
+    """The query's topic words: no function words, single characters or bare numbers."""
+    return {_stem(w) for w in _WORD.findall(query.lower()) if w not in STOP_WORDS and len(w) > 1 and not w.isdigit()}
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def hit_text(properties: Mapping[str, Any]) -> str:
+    """The node's own text: its string values, bookkeeping left out."""
+    return " ".join(v for k, v in properties.items() if isinstance(v, str) and k not in RESERVED_PROPERTIES)
+
+
+def features(hit: Hit, query_words: set[str]) -> tuple[float, ...]:
+    """The signals of one hit whose properties are loaded, in the order of ``FEATURES``."""
+    text = hit_text(hit.properties)
+    coverage = len(query_words & words(text)) / len(query_words) if query_words else 0.0
+    bm25 = min((hit.bm25_raw or 0.0) / len(query_words), BM25_CAP) if query_words else 0.0
+    length = math.log1p(len(text))
+    cosine = hit.vector_score
+    return (cosine, coverage, cosine * coverage, bm25, length * cosine, length)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A fitted logistic model over ``FEATURES`` and the cut it was chosen with."""
+
+    model: str
+    weights: tuple[float, ...]
+    bias: float
+    cut: float
+
+    def relevance(self, signals: Sequence[float]) -> float:
+        z = self.bias + sum(w * x for w, x in zip(self.weights, signals, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": list(FEATURES),
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": round(self.bias, 6),
+            "cut": round(self.cut, 4),
+        }
+
+    @classmethod
+    def from_json(cls, model: str, data: Mapping[str, Any]) -> Calibration:
+        if list(data.get("features") or []) != list(FEATURES):
+            raise ValidationError(CALIBRATION_FILE, f"{model}: features must be {', '.join(FEATURES)}")
+        return cls(model, tuple(float(w) for w in data["weights"]), float(data["bias"]), float(data["cut"]))
+
+
+@cache
+def shipped() -> dict[str, Calibration]:
+    """The calibrations that come with Maxy, by embedding model name."""
+    text = resources.files("maxy").joinpath("resources", CALIBRATION_FILE).read_text(encoding="utf-8")
+    return {model: Calibration.from_json(model, data) for model, data in json.loads(text)["models"].items()}
+
+
+def calibration_for(model: str | None) -> Calibration | None:
+    return shipped().get(model) if model else None
+
+
+def assess(hits: Sequence[Hit], query: str, calibration: Calibration | None) -> None:
+    """Set each hit's relevance (left None without a calibration)."""
+    if calibration is None:
+        return
+    query_words = content_words(query)
+    for hit in hits:
+        hit.relevance = round(calibration.relevance(features(hit, query_words)), 4)
+
+
+def gate(hits: list[Hit], cut: float | None) -> tuple[list[Hit], Hit | None]:
+    """All ``hits`` when one clears ``cut``; else none, and the most relevant as the nearest miss."""
+    if cut is None or cut <= 0.0 or not hits or hits[0].relevance is None:
+        return hits, None
+    if any((h.relevance or 0.0) >= cut for h in hits):
+        return hits, None
+    return [], max(hits, key=lambda h: h.relevance or 0.0)
+
+
+def at_least(hits: list[Hit], minimum: float) -> tuple[list[Hit], Hit | None]:
+    """The hits at or above a caller's ``minimum``, in order; the nearest miss when none is."""
+    if minimum <= 0.0 or not hits or hits[0].relevance is None:
+        return hits, None
+    kept = [h for h in hits if (h.relevance or 0.0) >= minimum]
+    return kept, None if kept else max(hits, key=lambda h: h.relevance or 0.0)

@@ -1,0 +1,122 @@
+"""Relevance: the signals of a hit, the calibrated model, the cut, and the fit that makes them."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from maxy.errors import ValidationError
+from maxy.evaluation.relevance import CLEAR_TARGET, Asked, choose_cut, clear_share, fit
+from maxy.search.hits import Hit
+from maxy.search.relevance import (
+    FEATURES,
+    Calibration,
+    at_least,
+    calibration_for,
+    content_words,
+    features,
+    gate,
+    hit_text,
+)
+
+MODEL = Calibration("test-model", (1.0, 4.0, 2.0, 3.0, 2.5, -2.0), -1.0, 0.8)
+
+
+def _hit(node_id: str, text: str, cosine: float, bm25: float | None = None, relevance: float | None = None) -> Hit:
+    hit = Hit(node_id, ["Note"], vector_score=cosine, bm25_raw=bm25, properties={"text": text, "nodeId": node_id})
+    hit.relevance = relevance
+    return hit
+
+
+def test_content_words_drop_function_words_numbers_and_symbols():
+    assert content_words("When did Caroline go to the LGBTQ support group?") == {
+        "caroline",
+        "go",
+        "lgbtq",
+        "support",
+        "group",
+    }
+    assert content_words("?!.,;: [a TO z] ~0.5 ^2") == set()  # nothing topical at all
+    assert content_words("walked walking walks") == {"walk"}
+
+
+def test_hit_text_leaves_bookkeeping_out():
+    text = hit_text({"text": "phoenix launch", "nodeId": "abc123", "accountId": "x", "createdAt": "2026-01-01", "n": 3})
+    assert text == "phoenix launch"
+
+
+def test_features_read_coverage_and_bm25_per_word():
+    hit = _hit("a", "The Phoenix project launched in May", 0.8, bm25=6.0)
+    cosine, coverage, cross, bm25, length_x_cosine, length = features(hit, content_words("phoenix launch date"))
+    assert (cosine, coverage, bm25) == (0.8, pytest.approx(2 / 3), 2.0)
+    assert cross == pytest.approx(0.8 * 2 / 3) and length_x_cosine == pytest.approx(length * 0.8)
+    assert features(hit, set())[1:4] == (0.0, 0.0, 0.0)  # no topic words: no coverage, no BM25 per word
+    assert features(_hit("b", "x", 0.5, bm25=1000.0), {"x"})[3] == 5.0  # capped
+
+
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
+def test_more_cosine_or_coverage_never_lowers_relevance(cosine, coverage, more):
+    def rel(c: float, v: float) -> float:
+        hit = _hit("a", "word " * 20, c)
+        signals = list(features(hit, set()))
+        signals[1], signals[2] = v, c * v
+        return MODEL.relevance(signals)
+
+    assert 0.0 <= rel(cosine, coverage) <= 1.0
+    assert rel(min(1.0, cosine + more), coverage) >= rel(cosine, coverage) - 1e-12
+    assert rel(cosine, min(1.0, coverage + more)) >= rel(cosine, coverage) - 1e-12
+
+
+def test_the_gate_keeps_every_hit_when_one_clears_and_names_the_nearest_miss_when_none_does():
+    hits = [_hit("a", "", 0, relevance=0.3), _hit("b", "", 0, relevance=0.9), _hit("c", "", 0, relevance=0.2)]
+    assert gate(hits, 0.8) == (hits, None)  # ranking and the less relevant hits stay
+    low = [_hit("a", "", 0, relevance=0.3), _hit("b", "", 0, relevance=0.6)]
+    kept, miss = gate(low, 0.8)
+    assert kept == [] and miss is not None and miss.node_id == "b"
+    assert gate(low, None) == (low, None) and gate(low, 0.0) == (low, None)
+    unscored = [_hit("a", "", 0)]
+    assert gate(unscored, 0.8) == (unscored, None)  # no calibration: no gate
+
+
+def test_a_callers_minimum_drops_each_hit_below_it_in_order():
+    hits = [_hit("a", "", 0, relevance=0.9), _hit("b", "", 0, relevance=0.2), _hit("c", "", 0, relevance=0.85)]
+    kept, miss = at_least(hits, 0.8)
+    assert [h.node_id for h in kept] == ["a", "c"] and miss is None
+    kept, miss = at_least(hits, 0.95)
+    assert kept == [] and miss is not None and miss.node_id == "a"
+    assert at_least(hits, 0.0) == (hits, None)
+
+
+def test_calibration_file_round_trip_and_refuses_other_features():
+    again = Calibration.from_json("test-model", MODEL.to_json())
+    assert again == MODEL
+    broken = {**MODEL.to_json(), "features": ["cosine"]}
+    with pytest.raises(ValidationError, match="features must be"):
+        Calibration.from_json("test-model", broken)
+    assert calibration_for(None) is None and calibration_for("no-such-model") is None
+
+
+def _asked(split: str, relevant: list[bool], cosines: list[float]) -> Asked:
+    hits = [
+        _hit(str(i), "alpha beta" if r else "gamma", c) for i, (r, c) in enumerate(zip(relevant, cosines, strict=True))
+    ]
+    words = content_words("alpha beta")
+    return Asked(split, "", hits, relevant, [features(h, words) for h in hits], [[h.node_id] for h in hits], {})
+
+
+def test_fit_separates_answers_from_noise_and_the_cut_keeps_the_target():
+    rng = random.Random(7)
+    asked = []
+    for split in ("scifact", "memory", "messages"):
+        for _ in range(40):
+            asked.append(_asked(split, [True, False, False], [rng.uniform(0.75, 0.9), rng.uniform(0.5, 0.7), 0.5]))
+            asked.append(_asked(f"noise:{split}", [False] * 3, [rng.uniform(0.4, 0.6) for _ in range(3)]))
+    calibration = fit(asked, "test-model")
+    assert len(calibration.weights) == len(FEATURES)
+    for split in ("scifact", "memory", "messages"):
+        assert clear_share(asked, calibration, split, calibration.cut) >= CLEAR_TARGET
+    noise = [a for a in asked if a.split.startswith("noise")]
+    assert all(calibration.relevance(s) < calibration.cut for a in noise for s in a.signals)
+    assert choose_cut(asked, calibration) == calibration.cut
