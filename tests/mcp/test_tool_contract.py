@@ -161,7 +161,7 @@ BAD_INPUT = [
         "edges[0].direction: unknown value 'up'; allowed: out, in",
     ),
     ("memory-search", {"query": "x", "limit": 0}, "limit: an integer from 1 to 500 (got 0)"),
-    ("memory-search", {"query": "x", "expandHops": 2}, "expandHops: unknown value 2; allowed: "),
+    ("memory-search", {"query": "x", "expandHops": 2}, "expandHops: unknown value 2; allowed: 0, 1"),
     ("memory-get", {"nodeIds": [], "hops": 1}, "nodeIds: at least 1 item(s)"),
     ("memory-report-write", {"title": "t", "body": "x" * 10_001}, "body: at most 10,000 characters (got 10,001)"),
     ("work-update", {"taskId": "t", "status": "completed"}, "status: unknown value 'completed'; allowed: pending"),

@@ -184,7 +184,7 @@ def _reason(e: Mapping[str, Any], field: Mapping[str, Any]) -> str:
     own message for the rest (``Field required``, ``Input should be a valid integer`` ...)."""
     kind, ctx, value = e.get("type"), e.get("ctx") or {}, e.get("input")
     if kind == "literal_error":
-        allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        allowed = [v.strip("'") for v in re.split(r", | or ", str(ctx.get("expected", "")))]  # "'a', 'b' or 'c'"
         return f"unknown value {value!r}; allowed: {', '.join(allowed)}"
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         field = next((b for b in field.get("anyOf", [field]) if "minimum" in b or "maximum" in b), field)
