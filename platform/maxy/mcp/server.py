@@ -423,8 +423,9 @@ conversation messages; memory-get reads nodes by id (from the hits) with their n
 Every search hit carries `relevance` in [0, 1]: a calibrated probability that the hit is \
 relevant to the query (0.8: about 8 in 10 such hits are). Hits come best first; hits below the \
 default cut are left out, and a search with nothing above the cut answers "No relevant results" \
-with the nearest miss, so "nothing stored" reads differently from "nothing close". `score` is \
-the ranking score, comparable only within one search."""
+with the nearest miss, so "nothing stored" reads differently from "nothing close" \
+(memory-search's minRelevance sets another cut; 0 keeps every hit). `score` is the ranking \
+score, comparable only within one search."""
 
 _WRITE_GUIDE = """\
 Remembering: memory-write stores one entity or fact per call; a name you already have merges \

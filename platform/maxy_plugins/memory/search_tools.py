@@ -168,6 +168,15 @@ def memory_search(
     ] = False,
     after: After = None,
     before: Before = None,
+    minRelevance: Annotated[
+        float | None,
+        Field(
+            description="Keep only hits at least this relevant, from 0 to 1 (0 keeps every hit). Omitted: the "
+            "default cut, which answers no hits and the nearest miss when none clears it.",
+            ge=0,
+            le=1,
+        ),
+    ] = None,
 ) -> str:
     if isinstance(labels, str):
         labels = [labels]
@@ -184,10 +193,11 @@ def memory_search(
         include_history=includeHistory,
         after=after,
         before=before,
+        min_relevance=minRelevance,
     )
     response = recall(ctx.db, ctx.caller, ctx.embedder, ctx.settings, req, keywords=ctx.knowledge_keywords)
     hits = response.hits
-    miss = getattr(response, "nearest_miss", None)  # set by the relevance cut when it left out every hit
+    miss = response.nearest_miss  # set by the relevance cut when it left out every hit
     text = render(hits, OUTPUT_BUDGET, fields=req.fields, nearest_miss=miss)
     if response.warnings:
         text = "\n".join(f"(note: {w})" for w in response.warnings) + "\n" + text
