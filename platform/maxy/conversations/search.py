@@ -25,6 +25,13 @@ MAX_QUERY_CHARS = 4_000
 MAX_LIMIT = 100
 
 
+class MessageRows(list[dict[str, Any]]):
+    """Message rows, best first; ``nearest_miss`` is the best row the relevance cut left out,
+    set when it left out every row."""
+
+    nearest_miss: dict[str, Any] | None = None
+
+
 def _validate(query: object, limit: object, session_id: object) -> tuple[str, int, str | None]:
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query", "a non-empty search text is required")
@@ -47,12 +54,13 @@ def search_messages(
     after: str | None = None,
     before: str | None = None,
     config: Any = None,
-) -> list[dict[str, Any]]:
+    min_relevance: float | None = None,
+) -> MessageRows:
     """Messages for ``query``, best first: the hybrid pipeline (vector through
     ``message_embedding`` + BM25, guards on both) restricted to Message nodes and, when
     given, to one session and to messages sent in [after, before). Rows: messageId, nodeId, role, content, timestamp, sessionId,
-    speaker, score, mode. ``config`` defaults to the message-search preset; keyword
-    subscriptions never apply to messages."""
+    speaker, score, relevance, mode. ``config`` defaults to the message-search preset; keyword
+    subscriptions never apply to messages. ``min_relevance`` as in ``SearchRequest``."""
     from ..search import MESSAGE_SEARCH, SearchRequest, hybrid
 
     started = time.perf_counter()
@@ -65,25 +73,13 @@ def search_messages(
         session_id=sid,
         after=after,
         before=before,
+        min_relevance=min_relevance,
     )
     response = hybrid(db, caller, request, embedder, (config or MESSAGE_SEARCH).with_(keywords=()))
-    rows = []
-    for h in response.hits:
-        p = h.properties
-        rows.append(
-            {
-                "messageId": p.get("messageId") or h.node_id,
-                "nodeId": h.node_id,
-                "role": p.get("role"),
-                "content": p.get("content"),
-                "timestamp": p.get("timestamp"),
-                "sessionId": p.get("sessionId"),
-                "speaker": p.get("speaker"),
-                "score": round(h.score, 6),
-                "mode": response.mode,
-            }
-        )
-    _fill_sessions(db, caller, rows)
+    rows = MessageRows(_row(h, response.mode) for h in response.hits)
+    if response.nearest_miss is not None:
+        rows.nearest_miss = _row(response.nearest_miss, response.mode)
+    _fill_sessions(db, caller, [*rows, *([rows.nearest_miss] if rows.nearest_miss else [])])
     log_line(
         "conversation-search",
         accountId=short(caller.account_id),
@@ -93,6 +89,22 @@ def search_messages(
         ms=round((time.perf_counter() - started) * 1000),
     )
     return rows
+
+
+def _row(h: Any, mode: str) -> dict[str, Any]:
+    p = h.properties
+    return {
+        "messageId": p.get("messageId") or h.node_id,
+        "nodeId": h.node_id,
+        "role": p.get("role"),
+        "content": p.get("content"),
+        "timestamp": p.get("timestamp"),
+        "sessionId": p.get("sessionId"),
+        "speaker": p.get("speaker"),
+        "score": round(h.score, 6),
+        "relevance": h.relevance,
+        "mode": mode,
+    }
 
 
 def _fill_sessions(db: Database, caller: Caller, rows: list[dict[str, Any]]) -> None:

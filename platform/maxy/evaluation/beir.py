@@ -176,6 +176,7 @@ def run_queries(
             limit=node_limit,
             labels=EVAL_LABELS,
             expand_hops=0,
+            min_relevance=0,  # ranking quality; maxy eval relevance measures the cut
         )
         t0 = time.perf_counter()
         response = hybrid(db, caller, request, embedder, config)

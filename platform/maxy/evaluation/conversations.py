@@ -102,7 +102,7 @@ def evaluate(
         if account is None:
             raise ValidationError("questions.jsonl", f"conversation {q.get('conversation')!r} has no messages")
         t0 = time.perf_counter()
-        extra = {"config": config} if config is not None else {}
+        extra = {"config": config, "min_relevance": 0} if config is not None else {"min_relevance": 0}
         rows = search(db, Caller(account.account_id), embedder, q["question"], limit=max(KS), **extra)
         latencies.append((time.perf_counter() - t0) * 1000)
         ranked = [r["messageId"] for r in rows]

@@ -114,7 +114,11 @@ def evaluate(
         account = accounts[str(q["conversation"])]
         t0 = time.perf_counter()
         response = recall(
-            db, Caller(account.account_id), embedder, settings, SearchRequest(q["question"], limit=max(KS))
+            db,
+            Caller(account.account_id),
+            embedder,
+            settings,
+            SearchRequest(q["question"], limit=max(KS), min_relevance=0),
         )
         latencies.append((time.perf_counter() - t0) * 1000)
         ranked = [h.properties.get("evidence") or [] for h in response.hits]

@@ -219,6 +219,7 @@ def to_json(hits: Sequence[Hit], explain: bool = False) -> list[dict[str, Any]]:
             "nodeId": h.node_id,
             "labels": h.labels,
             "score": round(h.score, 6),
+            **({"relevance": h.relevance} if h.relevance is not None else {}),
             "properties": h.properties,
             "related": [
                 {"type": r.rel_type, "direction": r.direction, "labels": r.labels, "properties": r.properties}

@@ -35,7 +35,7 @@ from maxy.search import (
     SearchRequest,
     render,
 )
-from maxy.search.format import to_json
+from maxy.search.format import NO_RELEVANT_RESULTS, to_json
 from maxy.search.request import MAX_LIMIT, MAX_QUERY_CHARS
 from maxy.search.route import RETRIEVAL_CLASSES
 from pydantic import Field
@@ -114,9 +114,13 @@ class MessageResults(ToolOutput):
     "memory-search",
     description="""
 Search the knowledge graph (hybrid: semantic vector search + BM25 keywords, one-hop graph
-expansion). Returns text blocks `[Labels] (id: nodeId) (score: 0.xxx)` with properties and
+expansion). Returns text blocks `[Labels] (id: nodeId) (relevance: 0.xx)` with properties and
 related nodes, separated by `---`, within an 80,000-character budget; an ingested document found
-at several levels is one block (its path and best passage).
+at several levels is one block (its path and best passage). Relevance is a calibrated 0-1 reading
+of how well a hit answers the query (0.5: as likely an answer as noise; 0.9: a strong match); the
+order stays the search's ranking. When no hit clears the default cut, the answer is "No relevant
+results" with the nearest miss; minRelevance (0-1) keeps only hits at least that relevant, 0 turns
+the cut off.
 Arguments: query (text); limit (1-500, default 10); labels (only these node labels);
 fields (return only these property names, bookkeeping such as createdAt included; [] for none;
 `related.name` narrows related nodes too); expandHops (1: related nodes, 0: compact);
@@ -209,22 +213,12 @@ def memory_search(
 
 # ---------------------------------------------------------------------------------------
 # conversation-search
-def _render_messages(rows: list[dict[str, Any]]) -> str:
+def _render_messages(rows: list[dict[str, Any]], nearest_miss: dict[str, Any] | None = None) -> str:
     if not rows:
+        if nearest_miss is not None:
+            return NO_RELEVANT_RESULTS + "\n" + _message_block(nearest_miss)
         return "No matching messages."
-    blocks = []
-    for r in rows:
-        content = r.get("content") or ""
-        if not isinstance(content, str):
-            content = json.dumps(content, ensure_ascii=False, default=str)
-        if len(content) > MESSAGE_CONTENT_CHARS:
-            content = content[:MESSAGE_CONTENT_CHARS] + f"… [{len(content) - MESSAGE_CONTENT_CHARS} more chars]"
-        speaker = f" speaker: {r['speaker']}" if r.get("speaker") else ""
-        head = (
-            f"[{r.get('role') or 'unknown'}] {r.get('timestamp') or '-'} "
-            f"(session: {r.get('sessionId') or '-'}) (score: {r['score']:.3f}){speaker}"
-        )
-        blocks.append(head + "\n  " + content.replace("\n", "\n  "))
+    blocks = [_message_block(r) for r in rows]
     text = "\n---\n".join(blocks)
     while len(text) > OUTPUT_BUDGET and len(blocks) > 1:
         blocks.pop()
@@ -232,11 +226,24 @@ def _render_messages(rows: list[dict[str, Any]]) -> str:
     return text[:OUTPUT_BUDGET]
 
 
+def _message_block(r: dict[str, Any]) -> str:
+    content = r.get("content") or ""
+    if not isinstance(content, str):
+        content = json.dumps(content, ensure_ascii=False, default=str)
+    if len(content) > MESSAGE_CONTENT_CHARS:
+        content = content[:MESSAGE_CONTENT_CHARS] + f"… [{len(content) - MESSAGE_CONTENT_CHARS} more chars]"
+    speaker = f" speaker: {r['speaker']}" if r.get("speaker") else ""
+    rank = f"(relevance: {r['relevance']:.2f})" if r.get("relevance") is not None else f"(score: {r['score']:.3f})"
+    head = f"[{r.get('role') or 'unknown'}] {r.get('timestamp') or '-'} (session: {r.get('sessionId') or '-'}) {rank}{speaker}"
+    return head + "\n  " + content.replace("\n", "\n  ")
+
+
 @tool(
     "conversation-search",
     description="""
 Semantic search over past conversation messages. Returns each message's role, content,
-timestamp, session and relevance score, best first. When this server is pinned to a session
+timestamp, session and relevance (calibrated, 0-1), best first; "No relevant results" with the
+nearest miss when no message clears the relevance cut. When this server is pinned to a session
 (SESSION_ID), only that conversation is searched; admin servers search all conversations, or
 one session with sessionId. after / before (ISO 8601 date or date-time) keep messages sent in
 that window.
@@ -280,4 +287,11 @@ def conversation_search(
         before=before,
         config=SearchConfig.from_settings(ctx.settings, base=MESSAGE_SEARCH),
     )
-    return Rendered(_render_messages(rows), {"hits": [{k: v for k, v in r.items() if k != "mode"} for r in rows]})
+    data: dict[str, Any] = {"hits": [_message_data(r) for r in rows]}
+    if rows.nearest_miss is not None:
+        data["nearestMiss"] = _message_data(rows.nearest_miss)
+    return Rendered(_render_messages(rows, rows.nearest_miss), data)
+
+
+def _message_data(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "mode" and not (k == "relevance" and v is None)}
