@@ -198,7 +198,7 @@ def test_memory_write_then_search_and_bad_input_writes_nothing(db, account, admi
     )
     assert svc["embedded"]
     text = mem.memory_search(admin, "gas boiler repair", limit=5)
-    assert text.startswith("[Service] (id: " + svc["nodeId"]) and "(score: " in text
+    assert text.startswith("[Service] (id: " + svc["nodeId"]) and "(relevance: " in text
     assert "<--[OFFERS]-- [Organization]" in text and "embedding" not in text and "accountId" not in text
     # fields projection narrows the rows, not the related nodes; expandHops=0 is compact
     text = mem.memory_search(admin, "gas boiler repair", limit=1, fields=["name"], expandHops=0)
@@ -424,7 +424,7 @@ def test_conversation_search_admin_session_pinning_and_guards(db, account, embed
     caplog.set_level(logging.INFO, logger="maxy")
     text = mem.conversation_search(admin, "boiler making banging noises", limit=10)
     first = text.split("\n---\n")[0]
-    assert first.startswith("[user] 2026-05-01T10:00:00Z (session: sess-a) (score: ") and "loud banging" in first
+    assert first.startswith("[user] 2026-05-01T10:00:00Z (session: sess-a) (relevance: ") and "loud banging" in first
     assert "Boiler margin" in text and "Rival" not in text  # admin: all conversations, own account only
     assert (
         "kettling" in text and "(session: sess-a)" in text.split("kettling")[0].rsplit("---", 1)[-1]

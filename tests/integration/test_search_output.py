@@ -59,7 +59,7 @@ def test_memory_search_collapses_a_documents_levels_and_hides_bookkeeping(settin
     text = memory_search(ctx_for(settings, db, account, embedder), query)
     assert "---" not in text, f"one document, one block:\n{text}"
     lines = text.splitlines()
-    assert re.fullmatch(r"\[Chunk\] \(id: kchk-\w+\) \(score: \d\.\d{3}\)", lines[0]) or "(relevance: " in lines[0]
+    assert re.fullmatch(r"\[Chunk\] \(id: kchk-\w+\) \(relevance: \d\.\d{2}\)", lines[0]), lines[0]
     assert lines[1] == "  path: Boiler handbook › Servicing"
     assert lines[2].startswith("  also matched: ") and "KnowledgeDocument" in lines[2]
     passage = next(h for h in levels if "Chunk" in h.labels).properties["content"]

@@ -126,8 +126,10 @@ class Memory:
         include_history: bool = False,
         after: str | None = None,
         before: str | None = None,
+        min_relevance: float | None = None,
     ) -> list[dict[str, Any]]:
-        """What ``memory-search`` finds, as data: [{nodeId, labels, score, properties, related}]."""
+        """What ``memory-search`` finds, as data: [{nodeId, labels, score, relevance, properties,
+        related}]; empty when no hit clears the relevance cut (``min_relevance=0`` turns it off)."""
         request = SearchRequest(
             query,
             limit=limit,
@@ -137,6 +139,7 @@ class Memory:
             include_history=include_history,
             after=after,
             before=before,
+            min_relevance=min_relevance,
         )
         return to_json(recall(self.db, self.caller, self.embedder, self.settings, request).hits)
 

@@ -223,6 +223,9 @@ def search_cmd(
     history: bool = typer.Option(False, "--history", help="Include superseded and expired facts."),
     after: str = typer.Option(None, "--after", help="Only what happened at or after this instant."),
     before: str = typer.Option(None, "--before", help="Only what happened before this instant."),
+    min_relevance: float = typer.Option(
+        None, "--min-relevance", help="Keep only hits at least this relevant (0-1; 0: no cut) [default: the cut]."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Search memory as the memory-search tool does, with its time filters."""
@@ -240,12 +243,13 @@ def search_cmd(
         include_history=history,
         after=after,
         before=before,
+        min_relevance=min_relevance,
     )
     with _session(settings) as (db, _account, caller):
-        hits = recall(
+        response = recall(
             db, caller, get_embedder(settings), settings, request, keywords=settings.KNOWLEDGE_KEYWORDS or ()
-        ).hits
+        )
     if json_out:
-        emit_json([{**h.explain(), "labels": h.labels, "properties": h.properties} for h in hits])
+        emit_json([{**h.explain(), "labels": h.labels, "properties": h.properties} for h in response.hits])
         return
-    _say(render(hits))
+    _say(render(response.hits, nearest_miss=response.nearest_miss))

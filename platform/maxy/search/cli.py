@@ -28,6 +28,9 @@ def register(app: typer.Typer) -> None:
         retrieval_class: str = typer.Option(
             None, "--class", help="entity | temporal | event | general | none: routes the search (MAXY_GS_ROUTE)."
         ),
+        min_relevance: float = typer.Option(
+            None, "--min-relevance", help="Keep only hits at least this relevant (0-1; 0: no cut) [default: the cut]."
+        ),
         explain: bool = typer.Option(False, "--explain", help="With --json: per-path scores of each hit."),
         brief: bool = typer.Option(False, "--brief", help="One line per result: rank, score, label, title, snippet."),
         json_out: bool = typer.Option(False, "--json"),
@@ -50,6 +53,7 @@ def register(app: typer.Typer) -> None:
             fields=tuple(field_list) if field_list is not None else None,
             expand_hops=expand_hops,
             retrieval_class=retrieval_class,
+            min_relevance=min_relevance,
         )
         config = SearchConfig.from_settings(settings)
         if fusion is not None:
@@ -66,6 +70,7 @@ def register(app: typer.Typer) -> None:
                     "warnings": response.warnings,
                     "stats": {k: round(v, 2) if isinstance(v, float) else v for k, v in response.stats.items()},
                     "results": to_json(response.hits, explain=explain),
+                    **({"nearestMiss": to_json([response.nearest_miss])[0]} if response.nearest_miss else {}),
                 }
             )
         else:
@@ -75,9 +80,10 @@ def register(app: typer.Typer) -> None:
                 for i, hit in enumerate(response.hits, start=1):
                     out.print(_brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
                 if not response.hits:
-                    out.print("No results.")
+                    out.print(render([], nearest_miss=response.nearest_miss), markup=False, highlight=False)
             else:
-                out.print(render(response.hits, fields=request.fields), markup=False, highlight=False)
+                text = render(response.hits, fields=request.fields, nearest_miss=response.nearest_miss)
+                out.print(text, markup=False, highlight=False)
 
     @app.command()
     @friendly

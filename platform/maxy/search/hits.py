@@ -38,5 +38,6 @@ class Hit:
             "bm25": round(self.bm25_score, 4),
             "keyword": round(self.keyword_score, 4),
             "score": round(self.score, 4),
+            "relevance": self.relevance,
             "ranks": self.ranks,
         }

@@ -71,7 +71,8 @@ def hybrid(
     hits = cut(hits, req.threshold, req.limit)
     with run.timed("load"):
         hits = graph_expansion.load_properties(db, reader, hits)
-    calibration = relevance.calibration_for(getattr(embedder, "name", None))
+    # Relevance reads the query's cosines: without the vector path there is none to read.
+    calibration = relevance.calibration_for(getattr(embedder, "name", None)) if found.used_vector else None
     relevance.assess(hits, req.query, calibration)
     if req.min_relevance is None:
         kept, nearest_miss = relevance.gate(hits, calibration.cut if calibration is not None else None)
