@@ -420,11 +420,12 @@ def _headers(context: Any) -> Mapping[str, str] | None:
 _SEARCH_GUIDE = """\
 Finding things: memory-search searches the knowledge graph, conversation-search past \
 conversation messages; memory-get reads nodes by id (from the hits) with their neighbourhood. \
-Every search hit carries `relevance` in [0, 1]: a calibrated probability that the hit is \
-relevant to the query (0.8: about 8 in 10 such hits are). Hits come best first; hits below the \
-default cut are left out, and a search with nothing above the cut answers "No relevant results" \
-with the nearest miss, so "nothing stored" reads differently from "nothing close" \
-(memory-search's minRelevance sets another cut; 0 keeps every hit). `score` is the ranking \
+Every search hit carries `relevance` in [0, 1]: a calibrated reading of how well it answers \
+the query (0.5: as likely an answer as the nearest thing to a question nothing here answers; \
+0.9: a strong match). Hits come in ranking order, which relevance does not change. When no \
+hit clears the default cut, a search answers "No relevant results" with the nearest miss, so \
+"nothing stored" reads differently from "nothing close"; when one does, every hit stays \
+(memory-search's minRelevance instead drops each hit below it; 0 turns the cut off). `score` is the ranking \
 score, comparable only within one search."""
 
 _WRITE_GUIDE = """\
