@@ -129,7 +129,7 @@ def test_instructions_explain_tools_relevance_and_pins() -> None:
     assert instructions
     for name in HINTS:
         assert f"- {name}: " in instructions
-    for phrase in ("`relevance` in [0, 1]", "calibrated probability", "No relevant results", "nearest miss"):
+    for phrase in ("`relevance` in [0, 1]", "calibrated reading", "No relevant results", "nearest miss"):
         assert phrase in instructions
     assert "Arguments cannot widen it" in instructions and "structuredContent" in instructions
 

@@ -112,24 +112,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write each conversation's facts about its speakers into a fresh account, as an agent's
         memory-write would, and report Recall@5/10/25 of the questions' evidence through memory-search."""
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         from ..config import load_settings
         from .memory import KS, evaluate
 
         settings = load_settings()
         with schema_ready(settings) as (embedder, db):
-            with Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
-            ) as bar:
-                task = bar.add_task("facts", total=None)
-                result = evaluate(
-                    settings,
-                    db,
-                    embedder,
-                    directory,
-                    progress=lambda what, done, total: bar.update(task, description=what, completed=done, total=total),
-                )
+            with stage_bar("facts") as progress:
+                result = evaluate(settings, db, embedder, directory, progress=progress)
         if json_out:
             emit_json(result)
             return
@@ -197,26 +187,28 @@ def _register_relevance(eval_app: typer.Typer) -> None:
         print_relevance(report)
 
     def _ask(scifact: Path, locomo: Path) -> tuple[list, str]:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         from ..config import load_settings
         from .relevance import ask_all
 
         settings = load_settings()
         with schema_ready(settings) as (embedder, db):
-            with Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
-            ) as bar:
-                task = bar.add_task("asking", total=None)
-                asked = ask_all(
-                    settings,
-                    db,
-                    embedder,
-                    scifact,
-                    locomo,
-                    progress=lambda what, done, total: bar.update(task, description=what, completed=done, total=total),
-                )
+            with stage_bar("asking") as progress:
+                asked = ask_all(settings, db, embedder, scifact, locomo, progress=progress)
         return asked, embedder.name
+
+
+@contextmanager
+def stage_bar(first: str) -> Iterator[Any]:
+    """A transient progress bar on stderr, and its ``(stage, done, total)`` callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from ..cli import err
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=err, transient=True) as bar:
+        task = bar.add_task(first, total=None)
+        yield lambda what, done, total: bar.update(task, description=what, completed=done, total=total)
 
 
 @contextmanager
