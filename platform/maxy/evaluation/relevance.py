@@ -24,6 +24,7 @@ from typing import Any
 from ..config import Settings
 from ..db import Database
 from ..embeddings.base import Embedder
+from ..errors import ValidationError
 from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..logs import log_line
@@ -117,7 +118,10 @@ def ask_all(
         asked.append(_asked("memory", "", q["question"], hits, evidence, dict.fromkeys(q["evidence"], 1)))
         tick("memory", i, len(questions))
     for i, q in enumerate(message_questions, start=1):
-        hits = messages_of(message_accounts[str(q["conversation"])].account_id, q["question"])
+        account = message_accounts.get(str(q["conversation"]))
+        if account is None:
+            raise ValidationError("questions.jsonl", f"conversation {q['conversation']!r} has no messages")
+        hits = messages_of(account.account_id, q["question"])
         ids_ = [[str(h.properties.get("messageId") or h.node_id)] for h in hits]
         asked.append(_asked("messages", "", q["question"], hits, ids_, dict.fromkeys(q["evidence"], 1)))
         tick("messages", i, len(message_questions))
