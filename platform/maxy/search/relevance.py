@@ -132,11 +132,10 @@ def assess(hits: Sequence[Hit], query: str, calibration: Calibration | None) -> 
 
 def gate(hits: list[Hit], cut: float | None) -> tuple[list[Hit], Hit | None]:
     """All ``hits`` when one clears ``cut``; else none, and the most relevant as the nearest miss."""
-    if cut is None or cut <= 0.0 or not hits or hits[0].relevance is None:
+    if cut is None:
         return hits, None
-    if any((h.relevance or 0.0) >= cut for h in hits):
-        return hits, None
-    return [], max(hits, key=lambda h: h.relevance or 0.0)
+    kept, nearest_miss = at_least(hits, cut)
+    return (hits if kept else []), nearest_miss
 
 
 def at_least(hits: list[Hit], minimum: float) -> tuple[list[Hit], Hit | None]:
