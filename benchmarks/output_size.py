@@ -14,7 +14,7 @@ three ways:
   memory-search returns now.
 
 Sets: the demo (README.md and docs/ of this checkout, ingested into the account
-``bench:output-size:demo`` as the installer's main job does, and its three questions); SciFact
+``bench:output-size:demo`` as `maxy demo` does, and its three questions); SciFact
 dev (the first ``--queries`` claims with judgements, against the account ``maxy eval beir``
 built for that corpus, ingested first when missing); and, with ``--locomo``, LoCoMo memory
 questions against the ``memory:<conversation>`` accounts ``maxy eval memory`` left behind.
@@ -39,6 +39,8 @@ from _scifact import add_dir_argument, require_dir
 from maxy.accounts import list_accounts, validate_account
 from maxy.config import Settings, load_settings
 from maxy.db import Database
+from maxy.demo import DEMO_PATHS as DEMO_FILES
+from maxy.demo import DEMO_QUESTIONS
 from maxy.embeddings import get_embedder
 from maxy.evaluation.accounts import named_account
 from maxy.evaluation.beir import ensure_corpus, eval_account, load_beir
@@ -53,12 +55,7 @@ from maxy.search.format import PROPERTY_INDENT, render
 from maxy.search.hits import Hit, Related
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO_PATHS = (ROOT / "README.md", ROOT / "docs")
-DEMO_QUESTIONS = (  # installer/setup.sh, the main job
-    "How do I run the tests?",
-    "How does Maxy keep one account from seeing another account's nodes?",
-    "What happens to a write when the embedding model is unavailable?",
-)
+DEMO_PATHS = tuple(ROOT / p for p in DEMO_FILES)
 LIMIT = 10
 CONTENT_KEYS = ("content", "text")
 

@@ -322,6 +322,7 @@ def _register_feature_commands() -> None:
         "maxy.provenance.cli",
         "maxy.conversations.cli",
         "maxy.memory.cli",
+        "maxy.demo",
     ):
         _register_module(module)
     register_plugin_commands(app)
