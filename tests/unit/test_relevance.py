@@ -8,7 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from maxy.errors import ValidationError
-from maxy.evaluation.relevance import CLEAR_TARGET, Asked, choose_cut, clear_share, fit
+from maxy.evaluation.relevance import (
+    CLEAR_TARGET,
+    MAX_LOSS,
+    Asked,
+    choose_cut,
+    clear_share,
+    cut_losses,
+    fit,
+    halves,
+)
 from maxy.search.hits import Hit
 from maxy.search.relevance import (
     FEATURES,
@@ -21,7 +30,7 @@ from maxy.search.relevance import (
     hit_text,
 )
 
-MODEL = Calibration("test-model", (1.0, 4.0, 2.0, 3.0, 2.5, -2.0), -1.0, 0.8)
+MODEL = Calibration("test-model", (1.0, 4.0, 2.0, 3.0, 2.5, -2.0, 3.0), -1.0, 0.8)
 
 
 def _hit(node_id: str, text: str, cosine: float, bm25: float | None = None, relevance: float | None = None) -> Hit:
@@ -47,20 +56,33 @@ def test_hit_text_leaves_bookkeeping_out():
     assert text == "phoenix launch"
 
 
-def test_features_read_coverage_and_bm25_per_word():
+def test_features_read_coverage_bm25_per_word_and_the_rise_over_a_blank_text():
     hit = _hit("a", "The Phoenix project launched in May", 0.8, bm25=6.0)
-    cosine, coverage, cross, bm25, length_x_cosine, length = features(hit, content_words("phoenix launch date"))
+    signals = features(hit, content_words("phoenix launch date"), 0.55)
+    cosine, coverage, cross, bm25, length_x_cosine, length, over_blank = signals
     assert (cosine, coverage, bm25) == (0.8, pytest.approx(2 / 3), 2.0)
     assert cross == pytest.approx(0.8 * 2 / 3) and length_x_cosine == pytest.approx(length * 0.8)
-    assert features(hit, set())[1:4] == (0.0, 0.0, 0.0)  # no topic words: no coverage, no BM25 per word
-    assert features(_hit("b", "x", 0.5, bm25=1000.0), {"x"})[3] == 5.0  # capped
+    assert over_blank == pytest.approx(0.25)
+    assert features(hit, set(), 0.55)[1:4] == (0.0, 0.0, 0.0)  # no topic words: no coverage, no BM25 per word
+    assert features(_hit("b", "x", 0.5, bm25=1000.0), {"x"}, 0.4)[3] == 5.0  # capped
+    assert features(_hit("c", "x", 0.0, bm25=3.0), {"x"}, 0.6)[6] == 0.0  # found by BM25 alone: no cosine to read
 
 
-@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
+def test_a_calibration_centred_on_its_cut_decides_the_same_with_the_cut_at_one_half():
+    centred = MODEL.centred()
+    assert centred.cut == 0.5 and centred.weights == MODEL.weights
+    for cosine in (0.2, 0.5, 0.62, 0.7, 0.9):
+        signals = features(_hit("a", "phoenix", cosine, bm25=1.0), {"phoenix"}, 0.5)
+        assert (MODEL.relevance(signals) >= MODEL.cut) == (centred.relevance(signals) >= 0.5)
+
+
+@given(st.floats(0.01, 1), st.floats(0, 1), st.floats(0, 1))
 def test_more_cosine_or_coverage_never_lowers_relevance(cosine, coverage, more):
+    """For a hit the vector path found (a hit BM25 alone found has no cosine to compare)."""
+
     def rel(c: float, v: float) -> float:
         hit = _hit("a", "word " * 20, c)
-        signals = list(features(hit, set()))
+        signals = list(features(hit, set(), 0.5))
         signals[1], signals[2] = v, c * v
         return MODEL.relevance(signals)
 
@@ -103,10 +125,12 @@ def _asked(split: str, relevant: list[bool], cosines: list[float]) -> Asked:
         _hit(str(i), "alpha beta" if r else "gamma", c) for i, (r, c) in enumerate(zip(relevant, cosines, strict=True))
     ]
     words = content_words("alpha beta")
-    return Asked(split, "", hits, relevant, [features(h, words) for h in hits], [[h.node_id] for h in hits], {})
+    signals = [features(h, words, 0.45) for h in hits]
+    judged = {"0": 1} if relevant[0] else {}
+    return Asked(split, "", hits, relevant, signals, [[h.node_id] for h in hits], judged)
 
 
-def test_fit_separates_answers_from_noise_and_the_cut_keeps_the_target():
+def test_fit_separates_answers_from_noise_and_the_cut_keeps_the_targets():
     rng = random.Random(7)
     asked = []
     for split in ("scifact", "memory", "messages"):
@@ -117,6 +141,29 @@ def test_fit_separates_answers_from_noise_and_the_cut_keeps_the_target():
     assert len(calibration.weights) == len(FEATURES)
     for split in ("scifact", "memory", "messages"):
         assert clear_share(asked, calibration, split, calibration.cut) >= CLEAR_TARGET
+    assert all(loss <= MAX_LOSS for loss in cut_losses(asked, calibration, calibration.cut).values())
     noise = [a for a in asked if a.split.startswith("noise")]
     assert all(calibration.relevance(s) < calibration.cut for a in noise for s in a.signals)
-    assert choose_cut(asked, calibration) == calibration.cut
+    assert calibration.cut == 0.5 and choose_cut(asked, calibration) >= 0.5
+    held_out = halves(asked, "test-model", 2)  # fitted on one half, measured on the other
+    assert len(held_out) == 2
+    for report in held_out:
+        assert all(report["noise"][split]["no_relevant_results"] == 1.0 for split in report["noise"])
+        assert sum(report["splits"][split]["queries"] for split in report["splits"]) < 120
+
+
+def test_the_cut_gives_way_to_recall():
+    """A cut that would close the gate on answered queries is lowered until the loss is small."""
+    rng = random.Random(3)
+    asked = []
+    for split in ("scifact", "memory", "messages"):
+        for i in range(60):
+            weak = i < 10  # a sixth of the answers look like noise
+            high = rng.uniform(0.45, 0.6) if weak else rng.uniform(0.8, 0.9)
+            asked.append(_asked(split, [True, False], [high, 0.4]))
+            asked.append(_asked(f"noise:{split}", [False, False], [rng.uniform(0.45, 0.62), 0.4]))
+    calibration = fit(asked, "test-model")
+    losses = cut_losses(asked, calibration, calibration.cut)
+    assert all(loss <= MAX_LOSS for loss in losses.values())
+    strict = cut_losses(asked, calibration, 0.99)
+    assert strict["scifact:recall@10"] > MAX_LOSS  # the highest cut would have cost recall

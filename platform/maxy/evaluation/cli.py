@@ -139,17 +139,22 @@ def _register_relevance(eval_app: typer.Typer) -> None:
         scifact: Path = typer.Argument(..., help="SciFact in BEIR format (corpus.jsonl, queries.jsonl, qrels/dev.tsv)"),
         locomo: Path = typer.Argument(..., help="LoCoMo: messages.jsonl, observations.jsonl, questions.jsonl"),
         write: bool = typer.Option(False, "--write", help="Store the fit in Maxy's relevance.json for this model."),
+        halves_: int = typer.Option(
+            0, "--halves", min=0, max=20, help="Also fit on a random half and measure on the other, this many times."
+        ),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Fit the relevance model of the embedding model in use on the development splits and
         a noise set, and choose its cut."""
         from importlib import resources
 
-        from .relevance import fit, measure, write_calibration
+        from .relevance import fit, halves, measure, write_calibration
 
         asked, model = _ask(scifact, locomo)
         calibration = fit(asked, model)
         report = {**calibration.to_json(), "model": model, "measured": measure(asked, calibration)}
+        if halves_:
+            report["halves"] = halves(asked, model, halves_)
         if write:
             path = Path(str(resources.files("maxy").joinpath("resources", "relevance.json")))
             report["written"] = str(write_calibration(calibration, path))
@@ -160,6 +165,8 @@ def _register_relevance(eval_app: typer.Typer) -> None:
         for name, weight in zip(report["features"], calibration.weights, strict=True):
             out.print(f"  {name:18} {weight:8.3f}")
         print_relevance(report["measured"])
+        for draw, held_out in enumerate(report.get("halves", []), start=1):
+            out.print(f"held-out half {draw}: {_half_line(held_out)}")
         if write:
             err.print(f"written to {report['written']}")
 
@@ -196,6 +203,18 @@ def _register_relevance(eval_app: typer.Typer) -> None:
             with stage_bar("asking") as progress:
                 asked = ask_all(settings, db, embedder, scifact, locomo, progress=progress)
         return asked, embedder.name
+
+
+def _half_line(report: dict[str, Any]) -> str:
+    """One held-out half: clears, noise refused and the R@10 the cut costs, per split."""
+    parts = []
+    for split, figures in report["splits"].items():
+        loss = 100 * (figures["recall@10"] - figures["recall@10_cut"])
+        noise = 100 * report["noise"][split]["no_relevant_results"]
+        parts.append(
+            f"{split} clears {100 * figures['first_relevant_clears']:.1f}% noise {noise:.1f}% R@10 -{loss:.2f}"
+        )
+    return "; ".join(parts)
 
 
 @contextmanager

@@ -421,8 +421,8 @@ _SEARCH_GUIDE = """\
 Finding things: memory-search searches the knowledge graph, conversation-search past \
 conversation messages; memory-get reads nodes by id (from the hits) with their neighbourhood. \
 Every search hit carries `relevance` in [0, 1]: a calibrated reading of how well it answers \
-the query (0.5: as likely an answer as the nearest thing to a question nothing here answers; \
-0.9: a strong match). Hits come in ranking order, which relevance does not change. When no \
+the query, the same scale for every query (0.5 is the default cut: below it a hit is more \
+likely noise than an answer; 0.9 and up, a strong match). Hits come in ranking order, which relevance does not change. When no \
 hit clears the default cut, a search answers "No relevant results" with the nearest miss, so \
 "nothing stored" reads differently from "nothing close"; when one does, every hit stays \
 (memory-search's minRelevance instead drops each hit below it; 0 turns the cut off). `score` is the ranking \

@@ -73,7 +73,7 @@ def hybrid(
         hits = graph_expansion.load_properties(db, reader, hits)
     # Relevance reads the query's cosines: without the vector path there is none to read.
     calibration = relevance.calibration_for(getattr(embedder, "name", None)) if found.used_vector else None
-    relevance.assess(hits, req.query, calibration)
+    relevance.assess(hits, req.query, calibration, found.blank)
     if req.min_relevance is None:
         kept, nearest_miss = relevance.gate(hits, calibration.cut if calibration is not None else None)
     else:

@@ -8,10 +8,14 @@ hit of one it answers well. Relevance is a logistic function of absolute signals
 - ``coverage``: the share of the query's content words found in the node's text;
 - ``bm25``: the raw Lucene score per content word of the query, capped;
 - the logarithm of the text's length, alone and times the cosine (short texts, facts and
-  messages, have lower cosines than long passages for the same match).
+  messages, have lower cosines than long passages for the same match);
+- ``cosine_over_blank``: the cosine less the query's cosine to a blank text. Some queries sit
+  close to everything (a few common words, a greeting): their cosines run high against any
+  text, and what counts is how far a hit rises above that floor.
 
 The weights and the default cut are fitted per embedding model on relevant hits against hits
-for queries nothing answers (``maxy eval calibrate``) and shipped in ``relevance.json``; a
+for queries nothing answers (``maxy eval calibrate``) and shipped in ``relevance.json``, the
+bias set so that the default cut is 0.5; a
 model without a calibration gets no relevance (and no cut). Ranking never changes. The
 default cut is a gate: when no hit clears it, the search answers with no hits and the best of
 them as the nearest miss; when one does, every hit stays (a relevant second or third hit often
@@ -30,11 +34,20 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ..embeddings.base import Embedder
 from ..errors import ValidationError
 from ..graph.allowlist import RESERVED_PROPERTIES
 from .hits import Hit
 
-FEATURES = ("cosine", "coverage", "cosine_x_coverage", "bm25_per_word", "length_x_cosine", "length")
+FEATURES = (
+    "cosine",
+    "coverage",
+    "cosine_x_coverage",
+    "bm25_per_word",
+    "length_x_cosine",
+    "length",
+    "cosine_over_blank",
+)
 BM25_CAP = 5.0
 CALIBRATION_FILE = "relevance.json"
 
@@ -72,14 +85,33 @@ def hit_text(properties: Mapping[str, Any]) -> str:
     return " ".join(v for k, v in properties.items() if isinstance(v, str) and k not in RESERVED_PROPERTIES)
 
 
-def features(hit: Hit, query_words: set[str]) -> tuple[float, ...]:
-    """The signals of one hit whose properties are loaded, in the order of ``FEATURES``."""
+def features(hit: Hit, query_words: set[str], blank: float) -> tuple[float, ...]:
+    """The signals of one hit whose properties are loaded, in the order of ``FEATURES``;
+    ``blank`` is the query's cosine to a blank text (``blank_cosine``)."""
     text = hit_text(hit.properties)
     coverage = len(query_words & words(text)) / len(query_words) if query_words else 0.0
     bm25 = min((hit.bm25_raw or 0.0) / len(query_words), BM25_CAP) if query_words else 0.0
     length = math.log1p(len(text))
     cosine = hit.vector_score
-    return (cosine, coverage, cosine * coverage, bm25, length * cosine, length)
+    over_blank = cosine - blank if cosine else 0.0
+    return (cosine, coverage, cosine * coverage, bm25, length * cosine, length, over_blank)
+
+
+_blank_vectors: dict[str, list[float]] = {}
+
+
+def blank_cosine(embedder: Embedder, query_vector: Sequence[float]) -> float:
+    """The cosine between a query's vector and the embedder's vector of a blank text (made
+    once per model and kept)."""
+    blank = _blank_vectors.get(embedder.name)
+    if blank is None:
+        blank = _blank_vectors[embedder.name] = list(embedder.embed([" "])[0])
+    return _cosine(query_vector, blank)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +126,12 @@ class Calibration:
     def relevance(self, signals: Sequence[float]) -> float:
         z = self.bias + sum(w * x for w, x in zip(self.weights, signals, strict=True))
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def centred(self) -> Calibration:
+        """The same model and decisions with the cut moved to 0.5 (the bias shifted by the cut's
+        log-odds), so that a relevance reads at a glance: above one half clears the default cut."""
+        shift = math.log(self.cut / (1.0 - self.cut))
+        return Calibration(self.model, self.weights, self.bias - shift, 0.5)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -121,13 +159,13 @@ def calibration_for(model: str | None) -> Calibration | None:
     return shipped().get(model) if model else None
 
 
-def assess(hits: Sequence[Hit], query: str, calibration: Calibration | None) -> None:
+def assess(hits: Sequence[Hit], query: str, calibration: Calibration | None, blank: float) -> None:
     """Set each hit's relevance (left None without a calibration)."""
     if calibration is None:
         return
     query_words = content_words(query)
     for hit in hits:
-        hit.relevance = round(calibration.relevance(features(hit, query_words)), 4)
+        hit.relevance = round(calibration.relevance(features(hit, query_words, blank)), 4)
 
 
 def gate(hits: list[Hit], cut: float | None) -> tuple[list[Hit], Hit | None]:

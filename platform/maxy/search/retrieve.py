@@ -22,6 +22,7 @@ from .exact_name import exact_hits
 from .hits import Hit
 from .hyde import hypothetical_vectors
 from .indexes import clear_index_cache, fulltext_available, recorded_model
+from .relevance import blank_cosine
 from .route import Plan
 from .trace import SearchRun
 from .vector import vector_search
@@ -31,14 +32,16 @@ _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graph-search")
 
 @dataclass
 class Candidates:
-    """Each path's ranked lists (one per query text or vector), which paths answered, and the
-    nodes named exactly by the query (``exact_name``)."""
+    """Each path's ranked lists (one per query text or vector), which paths answered, the
+    nodes named exactly by the query (``exact_name``) and the query's cosine to a blank text
+    (``relevance.blank_cosine``, 0 without the vector path)."""
 
     vector_lists: list[list[Hit]]
     bm25_lists: list[list[Hit]]
     used_vector: bool
     used_bm25: bool
     exact: list[Hit]
+    blank: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -70,14 +73,15 @@ def retrieve(
     )
     named = _pool.submit(exact_hits, db, where.caller, where.labels, where.when, queries[0])
     vector_lists: list[list[Hit]] = []
+    blank = 0.0
     if use_vector:
         assert embedder is not None
-        vector_lists, use_vector = _vector_path(db, where, queries, embedder, config, run)
+        vector_lists, blank, use_vector = _vector_path(db, where, queries, embedder, config, run)
     bm25_lists, use_bm25 = _bm25_result(pending, run)
     if pending is not None:
         run.timings["bm25_ms"] = (time.perf_counter() - started) * 1000
     run.count(vector=sum(map(len, vector_lists)), bm25=sum(map(len, bm25_lists)))
-    return Candidates(vector_lists, bm25_lists, use_vector, use_bm25, named.result())
+    return Candidates(vector_lists, bm25_lists, use_vector, use_bm25, named.result(), blank)
 
 
 def _paths(db: Database, plan: Plan, embedder: Embedder | None, run: SearchRun) -> tuple[bool, bool]:
@@ -104,21 +108,23 @@ def _paths(db: Database, plan: Plan, embedder: Embedder | None, run: SearchRun) 
 
 def _vector_path(
     db: Database, where: Where, queries: list[str], embedder: Embedder, config: SearchConfig, run: SearchRun
-) -> tuple[list[list[Hit]], bool]:
-    """The query vectors (and HyDE's), searched; an embedder failure leaves BM25 alone."""
+) -> tuple[list[list[Hit]], float, bool]:
+    """The query vectors (and HyDE's), searched, and the query's cosine to a blank text; an
+    embedder failure leaves BM25 alone."""
     try:
         with run.timed("embed"):
             vectors = list(embedder.embed(queries))
+            blank = blank_cosine(embedder, vectors[0])
             if config.hyde and config.llm is not None:
                 # HyDE: hypothetical answers, embedded, searched beside the query on the vector path.
                 with run.timed("hyde"):
                     vectors += list(hypothetical_vectors(config.llm, where.caller.account_id, queries[0], embedder))
     except EmbeddingError as err:
         run.warn(f"embedder unavailable, BM25-only results: {err}")
-        return [], False
+        return [], 0.0, False
     with run.timed("vector"):
         lists = vector_search(db, where.caller, vectors, where.labels, where.k, where.session_id, when=where.when)
-    return lists, True
+    return lists, blank, True
 
 
 def _bm25_result(pending: Future[list[list[Hit]]] | None, run: SearchRun) -> tuple[list[list[Hit]], bool]:
