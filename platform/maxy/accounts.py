@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import stat
 import uuid
 from dataclasses import dataclass
@@ -16,7 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .config import Settings
-from .errors import AccountError, ValidationError
+from .errors import AccountError, ConfigError, ValidationError
+from .fsfaults import atomic_write, not_utf8
 from .logs import log_line, short
 
 
@@ -66,7 +66,13 @@ def _read_account(entry: Path) -> Account:
         data = json.loads(meta.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise AccountError("unreadable", f"{meta} is missing") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+    except json.JSONDecodeError as err:
+        raise AccountError(
+            "unreadable", f"{meta}: not valid JSON (line {err.lineno}, col {err.colno}); fix or remove it"
+        ) from None
+    except UnicodeDecodeError as err:
+        raise AccountError("unreadable", f"{not_utf8(err, meta)}; fix or remove it") from None
+    except (OSError, ValueError, RecursionError) as err:
         raise AccountError("unreadable", f"{meta} cannot be read ({type(err).__name__}: {str(err)[:120]})") from None
     if not isinstance(data, dict) or not isinstance(data.get("accountId"), str):
         raise AccountError("unreadable", f"{meta} is not an account record (an object with accountId)")
@@ -81,9 +87,20 @@ _warned: set[tuple[str, str]] = set()
 def list_accounts(data_root: Path) -> list[Account]:
     """The readable accounts; a broken account.json is skipped (one warning per problem) and
     never hides or breaks another account."""
+    return _scan(data_root)[0]
+
+
+def _scan(data_root: Path) -> tuple[list[Account], list[AccountError]]:
+    """The readable accounts, and the problem of each account folder that could not be read."""
     root = accounts_dir(data_root)
     if not root.is_dir():
-        return []
+        if root.exists() or (Path(data_root).exists() and not Path(data_root).is_dir()):
+            blocker = root if root.exists() else Path(data_root)
+            raise AccountError(
+                "unreadable",
+                f"{blocker} is a file where a folder is expected: move it away (or point DATA_ROOT elsewhere)",
+            )
+        return [], []
     try:
         entries = sorted(root.iterdir())
     except OSError as err:
@@ -91,12 +108,14 @@ def list_accounts(data_root: Path) -> list[Account]:
             "unreadable", f"{root} cannot be listed ({err.strerror or err}): make it a folder this user can read"
         ) from None
     found: list[Account] = []
+    problems: list[AccountError] = []
     for entry in entries:
         if not entry.is_dir() or _canonical_uuid(entry.name) != entry.name:
             continue
         try:
             found.append(_read_account(entry))
         except AccountError as err:
+            problems.append(err)
             if (str(entry), str(err)) not in _warned:
                 _warned.add((str(entry), str(err)))
                 log_line(
@@ -107,7 +126,16 @@ def list_accounts(data_root: Path) -> list[Account]:
                     path=entry / "account.json",
                     error=str(err)[:200],
                 )
-    return found
+    return found, problems
+
+
+def _skipped(problems: list[AccountError]) -> str:
+    """The unreadable account files, for an error that would otherwise say only "no account"."""
+    if not problems:
+        return ""
+    shown = "; ".join(str(p) for p in problems[:3])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return f"; skipped unreadable: {shown}{more}"
 
 
 def create_account(data_root: Path, name: str = "default", account_id: str | None = None) -> Account:
@@ -125,20 +153,33 @@ def create_account(data_root: Path, name: str = "default", account_id: str | Non
     if meta.exists():
         raise ValidationError("accountId", f"account {account_id} already exists at {meta}")
     created = datetime.now(UTC).isoformat()
-    tmp = meta.with_suffix(".tmp")
+    record = json.dumps({"accountId": account_id, "name": name.strip(), "createdAt": created}, indent=2) + "\n"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(
-            json.dumps({"accountId": account_id, "name": name.strip(), "createdAt": created}, indent=2) + "\n"
-        )
-        os.replace(tmp, meta)
-    except OSError as err:
-        raise AccountError(
-            "unwritable",
-            f"cannot write {meta} ({err.strerror or err}): make {accounts_dir(data_root)} a folder this user "
-            "can write (or point DATA_ROOT elsewhere)",
-        ) from None
+        atomic_write(meta, record, setting="DATA_ROOT")
+    except ConfigError as err:
+        _remove_empty(folder)  # a full or read-only disk leaves no half-made account behind
+        raise AccountError("unwritable", str(err)) from None
     return Account(account_id, name.strip(), created, meta)
+
+
+def _remove_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def remove_account_record(account: Account) -> None:
+    """Undo :func:`create_account` of an account nothing else has used yet (its folder holds
+    only account.json), e.g. when recording it as the default failed."""
+    account.path.unlink(missing_ok=True)
+    _remove_empty(account.path.parent)
+
+
+def same_name(data_root: Path, name: str) -> list[Account]:
+    """Accounts already called ``name`` (compared without case and surrounding spaces)."""
+    wanted = name.strip().casefold()
+    return [a for a in list_accounts(data_root) if a.name.strip().casefold() == wanted]
 
 
 def validate_account(data_root: Path, account_id: str | None) -> ValidatedAccount:
@@ -160,18 +201,18 @@ def validate_account(data_root: Path, account_id: str | None) -> ValidatedAccoun
                 f"ACCOUNT_ID={account_id}: {err}; restore that file from a backup or recreate it as "
                 f'{{"accountId": "{canonical}", "name": "..."}} (other accounts are unaffected)',
             ) from None
-    accounts = list_accounts(data_root)
+    accounts, problems = _scan(data_root)
     if not accounts:
         raise AccountError(
             "no-on-disk-account",
-            f"ACCOUNT_ID={account_id}: no account exists under {accounts_dir(data_root)}: run `maxy account create` "
-            "(or point DATA_ROOT at the data folder that holds your accounts)",
+            f"ACCOUNT_ID={account_id}: no readable account under {accounts_dir(data_root)}: run `maxy account create` "
+            f"(or point DATA_ROOT at the data folder that holds your accounts){_skipped(problems)}",
         )
     if canonical is None or canonical not in {a.account_id for a in accounts}:
         raise AccountError(
             "mismatch",
             f"ACCOUNT_ID={account_id} matches no account under {accounts_dir(data_root)}: "
-            "use an id from `maxy account list`",
+            f"use an id from `maxy account list`{_skipped(problems)}",
         )
     return ValidatedAccount(canonical, Path(data_root))
 

@@ -71,9 +71,8 @@ def setup(
         ensure_password(settings)
         settings = load_settings()
         runtime = Neo4jRuntime.from_settings(settings)
-        err.print("neo4j: installing (cached after the first run) ...")
-        runtime.install()
-        result = runtime.start()
+        err.print("neo4j: installing and starting (cached after the first run) ...")
+        result = runtime.start()  # installs once, when it launches the server
         err.print(_started_line(result))
     # 3. Account. A recorded ACCOUNT_ID whose folder is still there is checked, never replaced:
     # a broken account.json stops setup with its name rather than orphaning that account's graph.
@@ -175,9 +174,9 @@ def neo4j_start(timeout: int = typer.Option(120, help="Seconds to wait for Bolt 
     if not settings.neo4j_is_managed:
         raise MaxyError(f"NEO4J_URI={settings.NEO4J_URI} is not a local managed server; nothing to start")
     ensure_password(settings)
-    runtime = _runtime()
-    runtime.install()
-    out.print(_started_line(runtime.start(timeout=timeout)))
+    # start() installs (jars, neo4j.conf, password) when it launches the server, and writes
+    # nothing when one is already running.
+    out.print(_started_line(_runtime().start(timeout=timeout)))
 
 
 @neo4j_app.command("stop")
@@ -212,7 +211,13 @@ def neo4j_logs(
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines."),
 ) -> None:
     """Print the server's log."""
-    for line in _runtime().logs(lines=lines, follow=follow):
+    runtime = _runtime()
+    path = runtime.log_path()
+    if not path.is_file():
+        if not follow:
+            raise MaxyError(f"no Neo4j log at {path}: the server has not been started here yet (`maxy neo4j start`)")
+        err.print(f"waiting for {path} (the server has not written it yet)", highlight=False)
+    for line in runtime.logs(lines=lines, follow=follow):
         sys.stdout.write(line if line.endswith("\n") else line + "\n")
         sys.stdout.flush()
 
@@ -258,12 +263,24 @@ def account_create(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an account folder with its account.json."""
-    from .accounts import create_account
+    from .accounts import create_account, remove_account_record, same_name
 
     settings = load_settings()
+    namesakes = same_name(settings.data_root, name)
     account = create_account(settings.data_root, name)
     if make_default or (make_default is None and not settings.ACCOUNT_ID):
-        write_env_values({"ACCOUNT_ID": account.account_id})
+        try:
+            write_env_values({"ACCOUNT_ID": account.account_id})
+        except MaxyError:
+            remove_account_record(account)  # an account nobody can find by default is not left behind
+            raise
+    if namesakes:
+        err.print(
+            f"[yellow]warning:[/yellow] an account named {name.strip()!r} already exists "
+            f"({', '.join(a.account_id for a in namesakes)}); tell them apart by id",
+            highlight=False,
+            soft_wrap=True,
+        )
     if json_out:
         emit_json(account.as_dict())
     else:

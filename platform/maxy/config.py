@@ -8,16 +8,28 @@ Environment variables always win over the file.
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlparse
 
-from pydantic import field_validator
+from pydantic import AliasChoices, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from .errors import ConfigError, SettingsError
+from .fsfaults import atomic_write, describe, not_utf8
 
 DEFAULT_EMBED_MODEL = "bge-small-en-v1.5"
 SCOPE_VALUES = ("public", "shared", "admin")
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+MANAGED_VALUES = ("auto", "true", "false", "1", "0", "yes", "no")
+_MEMORY_SIZE = re.compile(r"^[0-9]+[kmgt]?$", re.IGNORECASE)  # as the JVM's -Xmx and neo4j.conf take it
+_NEO4J_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)+$")
+_DATABASE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,62}$")
+_ONE_TOKEN = re.compile(r"^[^\s\x00-\x1f\x7f]+$")  # no spaces, no control characters
 
 
 def config_dir() -> Path:
@@ -60,12 +72,20 @@ class Settings(BaseSettings):
     NEO4J_VERSION: str = "2026.08.1"
     NEO4J_HEAP: str = "1g"
     NEO4J_PAGECACHE: str = "512m"
+    # Bounded waits: a refused or unreachable server fails within the connect timeout, a query or
+    # transaction (and a hung server) within the query timeout; 0 lets queries run unbounded
+    NEO4J_CONNECT_TIMEOUT_S: Annotated[float, Field(gt=0)] = 1.5
+    NEO4J_QUERY_TIMEOUT_S: Annotated[float, Field(ge=0)] = 30.0
 
     # Embeddings
     EMBED_MODEL: str = DEFAULT_EMBED_MODEL
     EMBED_DIMENSIONS: int | None = None
     OLLAMA_URL: str = "http://localhost:11434"
     EMBED_TIMEOUT_S: float = 30.0
+    # After this many failed embedding calls in a row the embedder stops calling Ollama for the
+    # cool-down (searches are BM25-only, writes store without a vector meanwhile)
+    EMBED_BREAKER_FAILURES: Annotated[int, Field(ge=1)] = 3
+    EMBED_BREAKER_COOLDOWN_S: Annotated[float, Field(ge=0)] = 60.0
 
     # Identity and pinning
     ACCOUNT_ID: str | None = None
@@ -78,6 +98,13 @@ class Settings(BaseSettings):
 
     # LLM (optional)
     ANTHROPIC_API_KEY: str | None = None
+
+    # The level of the [component] key=value lines on stderr; unset: WARNING for commands,
+    # INFO for the MCP servers (--verbose / --quiet override it). MAXY_LOG_LEVEL is its older name.
+    LOG_LEVEL: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "MAXY_LOG_LEVEL"))
+
+    # Audit trail: admin ToolCalls older than this many days are pruned automatically; 0 keeps them
+    AUDIT_RETENTION_DAYS: Annotated[int, Field(ge=0)] = 30
 
     # Search-pipeline flags (all default off)
     MAXY_GS_EXPANSION: bool = False
@@ -99,7 +126,7 @@ class Settings(BaseSettings):
             return None
         unknown = [v for v in value if v not in SCOPE_VALUES]
         if unknown:
-            raise ValueError(f"ALLOWED_SCOPES has unknown scope(s) {unknown}; allowed values are {list(SCOPE_VALUES)}")
+            raise ValueError(f"unknown scope(s) {', '.join(map(repr, unknown))}")
         return value
 
     @field_validator("EMBED_DIMENSIONS", mode="before")
@@ -107,10 +134,126 @@ class Settings(BaseSettings):
     def _blank_dims(cls, value: object) -> object:
         return None if value == "" else value
 
-    @field_validator("ACCOUNT_ID", "AGENT_SLUG", "SESSION_ID", "SESSION_NODE_ID", "NEO4J_PASSWORD", mode="before")
+    @field_validator(
+        "ACCOUNT_ID",
+        "AGENT_SLUG",
+        "SESSION_ID",
+        "SESSION_NODE_ID",
+        "NEO4J_PASSWORD",
+        "NEO4J_DATABASE",
+        "ANTHROPIC_API_KEY",
+        "LOG_LEVEL",
+        mode="before",
+    )
     @classmethod
     def _blank_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("NEO4J_URI")
+    @classmethod
+    def _neo4j_uri(cls, value: str) -> str:
+        return check_neo4j_uri(value)
+
+    @field_validator("NEO4J_USER", "EMBED_MODEL")
+    @classmethod
+    def _one_token(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("is empty")
+        if not _ONE_TOKEN.match(value):
+            raise ValueError(f"{value!r} has spaces or control characters")
+        return value
+
+    @field_validator("ACCOUNT_ID", "SESSION_ID", "SESSION_NODE_ID", "ANTHROPIC_API_KEY")
+    @classmethod
+    def _token_or_none(cls, value: str | None) -> str | None:
+        if value is not None and not _ONE_TOKEN.match(value.strip()):
+            raise ValueError(f"{value!r} has spaces or control characters inside")
+        return value.strip() if value is not None else None
+
+    @field_validator("NEO4J_PASSWORD")
+    @classmethod
+    def _password(cls, value: str | None) -> str | None:
+        if value is not None and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise ValueError("has a control character (a pasted newline?)")
+        return value
+
+    @field_validator("NEO4J_DATABASE")
+    @classmethod
+    def _database_name(cls, value: str | None) -> str | None:
+        if value is not None and not _DATABASE_NAME.match(value):
+            raise ValueError(f"{value!r} is not a database name (a letter, then letters, digits, '.', '-' or '_')")
+        return value
+
+    @field_validator("NEO4J_MANAGED")
+    @classmethod
+    def _managed(cls, value: str) -> str:
+        if value.strip().lower() not in MANAGED_VALUES:
+            raise ValueError(f"{value!r} is not auto, true or false")
+        return value
+
+    @field_validator("NEO4J_VERSION")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not _NEO4J_VERSION.match(value):
+            raise ValueError(f"{value!r} is not a Neo4j version")
+        return value
+
+    @field_validator("NEO4J_HEAP", "NEO4J_PAGECACHE")
+    @classmethod
+    def _memory_size(cls, value: str) -> str:
+        if not _MEMORY_SIZE.match(value.strip()):
+            raise ValueError(f"{value!r} is not a memory size")
+        return value.strip()
+
+    @field_validator("EMBED_DIMENSIONS", "EMBED_TIMEOUT_S")
+    @classmethod
+    def _positive(cls, value: float | None) -> float | None:
+        if value is not None and not value > 0:
+            raise ValueError(f"{value!r} is not above 0")
+        return value
+
+    @field_validator("OLLAMA_URL")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parsed = urlparse(value.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"{value!r} is not an http:// or https:// address")
+        return value.strip()
+
+    @field_validator("AGENT_SLUG")
+    @classmethod
+    def _slug(cls, value: str | None) -> str | None:
+        from .errors import ValidationError
+        from .graph.allowlist import check_agent_slug
+
+        if value is None:
+            return None
+        try:
+            return check_agent_slug(value.strip())
+        except ValidationError as exc:
+            raise ValueError(exc.reason) from None
+
+    @field_validator("KNOWLEDGE_KEYWORDS")
+    @classmethod
+    def _keywords(cls, value: list[str] | None) -> list[str] | None:
+        for word in value or ():
+            if any(ord(ch) < 32 or ord(ch) == 127 for ch in word):
+                raise ValueError(f"{word!r} has a control character")
+        return value
+
+    @field_validator("DATA_ROOT")
+    @classmethod
+    def _folder(cls, value: Path | None) -> Path | None:
+        if value is not None and value.expanduser().exists() and not value.expanduser().is_dir():
+            raise ValueError(f"{str(value)!r} is a file, not a folder")
+        return value
+
+    @field_validator("LOG_LEVEL")
+    @classmethod
+    def _log_level(cls, value: str | None) -> str | None:
+        if value is not None and value.strip().upper() not in LOG_LEVELS:
+            raise ValueError(f"{value!r} is not a log level")
+        return value.strip().upper() if value is not None else None
 
     @property
     def data_root(self) -> Path:
@@ -141,8 +284,107 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Fresh settings: environment first, then ``<config dir>/.env``, then defaults."""
-    return Settings(_env_file=env_file(), **overrides)  # type: ignore[call-arg,arg-type]
+    """Fresh settings: environment first, then ``<config dir>/.env``, then defaults.
+
+    A malformed value raises :class:`SettingsError`: one line naming the variable, its value,
+    what is wrong and how to set it."""
+    try:
+        return Settings(_env_file=env_file(), **overrides)  # type: ignore[call-arg,arg-type]
+    except PydanticValidationError as err:
+        raise settings_error(err) from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(not_utf8(err, env_file())) from None
+    except OSError as err:
+        raise ConfigError(describe(err, env_file(), action="read", setting="MAXY_CONFIG_DIR")) from None
+
+
+# How to set each variable right, said after what is wrong with it.
+FIXES: dict[str, str] = {
+    "NEO4J_URI": f"use scheme://host[:port] with a scheme of {', '.join(NEO4J_SCHEMES)}, e.g. bolt://127.0.0.1:7687",
+    "NEO4J_USER": "set it to the Neo4j user name, e.g. neo4j",
+    "NEO4J_PASSWORD": "set it to the password alone, on one line",
+    "NEO4J_DATABASE": "set it to a database the server lists in SHOW DATABASES, or unset it for the default",
+    "NEO4J_MANAGED": "set it to auto (launch the server when NEO4J_URI is local), true or false",
+    "NEO4J_VERSION": "set it to a released Neo4j version, e.g. 2026.08.1",
+    "NEO4J_HEAP": "set it to a size such as 1g or 512m",
+    "NEO4J_PAGECACHE": "set it to a size such as 512m or 2g",
+    "EMBED_MODEL": "set it to bge-small-en-v1.5, all-MiniLM-L6-v2 or an Ollama model name",
+    "EMBED_DIMENSIONS": "set it to the model's vector length, e.g. 384",
+    "OLLAMA_URL": "set it to the Ollama server's address, e.g. http://localhost:11434",
+    "ACCOUNT_ID": "set it to an id from `maxy account list`",
+    "DATA_ROOT": "set it to a folder (it is created when missing), e.g. ~/.maxy/data",
+    "ALLOWED_SCOPES": f"set it to a comma-separated list of {', '.join(SCOPE_VALUES)}, or unset it",
+    "AGENT_SLUG": "set it to an agent slug such as support-bot, or unset it",
+    "SESSION_ID": "set it to the session's id alone, or unset it",
+    "SESSION_NODE_ID": "set it to a conversation's sessionId or nodeId, or unset it",
+    "KNOWLEDGE_KEYWORDS": "set it to comma-separated words, e.g. billing,refunds",
+    "ANTHROPIC_API_KEY": "set it to the key alone, on one line, or unset it",
+    "LOG_LEVEL": f"set it to one of {', '.join(LOG_LEVELS)}, or unset it",
+}
+
+# What pydantic's own errors mean, in the words of a setting's value; a bound reads as its fix.
+_TYPE_REASONS = {
+    "int_parsing": "is not a whole number",
+    "int_from_float": "is not a whole number",
+    "float_parsing": "is not a number",
+    "bool_parsing": "is not true or false",
+    "finite_number": "is not a finite number",
+}
+_BOUNDS = {"gt": "above {}", "ge": "at least {}", "lt": "below {}", "le": "at most {}"}
+
+
+def check_neo4j_uri(value: str) -> str:
+    """The URI as the driver takes it, or ValueError saying what is wrong with its shape."""
+    text = value.strip()
+    if "://" not in text:
+        raise ValueError(f"{value!r} is not a URI")
+    try:
+        parsed = urlparse(text)
+        port = parsed.port
+    except ValueError:
+        raise ValueError(f"{value!r} has a port that is not a number from 1 to 65535") from None
+    if parsed.scheme not in NEO4J_SCHEMES:
+        raise ValueError(f"scheme {parsed.scheme!r} of {value!r} is not a Neo4j scheme")
+    if not parsed.hostname:
+        raise ValueError(f"{value!r} has no host")
+    if port == 0:
+        raise ValueError(f"{value!r} has a port that is not a number from 1 to 65535")
+    if parsed.path not in ("", "/"):
+        raise ValueError(f"{value!r} has a path ({parsed.path}); the database goes in NEO4J_DATABASE")
+    if parsed.query and not parsed.scheme.startswith("neo4j"):
+        raise ValueError(f"{value!r} has routing parameters, which only neo4j:// URIs take")
+    return text
+
+
+def settings_error(err: PydanticValidationError) -> SettingsError:
+    """The first bad setting of ``err`` as one line: name, value, reason, fix (and the file it is in)."""
+    errors = err.errors()
+    first = errors[0]
+    name = str(first["loc"][0]) if first["loc"] else "settings"
+    value = first.get("input")
+    shown = f"{value!r} " if isinstance(value, str) else ""
+    bound = next((k for k in _BOUNDS if k in (first.get("ctx") or {})), None)
+    if first["type"] == "value_error":
+        reason = str(first["msg"]).removeprefix("Value error, ")
+    elif bound:
+        reason = f"{shown}is out of range"
+    else:
+        reason = shown + _TYPE_REASONS.get(first["type"], str(first["msg"]).lower())
+    if bound:
+        fix = "set it to a number " + _BOUNDS[bound].format(f"{first['ctx'][bound]:g}")
+    elif name.startswith("MAXY_GS_"):
+        fix = "set it to true or false"
+    else:
+        fix = FIXES.get(name, "") or _default_fix(name)
+    where = "" if name in os.environ or not env_file().is_file() else f" (set in {env_file()})"
+    more = f" ({len(errors) - 1} more setting(s) are wrong too)" if len(errors) > 1 else ""
+    return SettingsError(name, f"{name}: {reason}{'; ' + fix if fix else ''}{where}{more}")
+
+
+def _default_fix(name: str) -> str:
+    field = Settings.model_fields.get(name)
+    default = None if field is None else field.default
+    return "" if default is None else f"set it like its default, {name}={default}"
 
 
 @lru_cache(maxsize=1)
@@ -153,8 +395,12 @@ def get_settings() -> Settings:
 def write_env_values(values: dict[str, str]) -> Path:
     """Update ``<config dir>/.env`` in place, keeping other lines; the file is mode 0600."""
     path = env_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lines: list[str] = path.read_text().splitlines() if path.exists() else []
+    try:
+        lines: list[str] = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    except UnicodeDecodeError as err:
+        raise ConfigError(not_utf8(err, path)) from None
+    except OSError as err:
+        raise ConfigError(describe(err, path, action="read", setting="MAXY_CONFIG_DIR")) from None
     remaining = dict(values)
     out: list[str] = []
     for line in lines:
@@ -164,11 +410,6 @@ def write_env_values(values: dict[str, str]) -> Path:
         else:
             out.append(line)
     out.extend(f"{k}={v}" for k, v in remaining.items())
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write("\n".join(out) + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    atomic_write(path, "\n".join(out) + "\n", mode=0o600, setting="MAXY_CONFIG_DIR")
     get_settings.cache_clear()
     return path

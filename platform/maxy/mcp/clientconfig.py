@@ -29,6 +29,7 @@ from typing import Any
 from ..accounts import validate_account
 from ..config import Settings, config_dir, env_file
 from ..errors import ConfigError, ValidationError
+from ..fsfaults import atomic_write
 from ..graph.allowlist import check_agent_slug
 from ..logs import log_line
 from ..plugins.api import Role
@@ -144,6 +145,10 @@ def write_client_config(config: dict[str, Any], path: Path) -> tuple[Path, list[
     with the new entries' names, and every other one that runs ``maxy mcp serve`` (an earlier
     layout, such as one server per plugin, so no Maxy server is started twice)."""
     path = Path(path)
+    if not path.parent.is_dir():  # a mistyped --out is refused, not turned into new folders
+        raise ConfigError(
+            f"--out {path}: the folder {path.parent} does not exist: create it first or choose another --out"
+        )
     existing: dict[str, Any] = {}
     if path.exists():
         try:
@@ -158,10 +163,7 @@ def write_client_config(config: dict[str, Any], path: Path) -> tuple[Path, list[
     servers = {name: entry for name, entry in old.items() if name not in replaced}
     servers.update(new)
     existing["mcpServers"] = servers
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(existing, indent=2) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(existing, indent=2) + "\n")
     if replaced:
         log_line("mcp-config", "replaced", path=str(path), servers=replaced)
     return path, replaced

@@ -12,7 +12,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import secrets
 import threading
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from typing import Any
 from ..accounts import accounts_dir, list_accounts, validate_account
 from ..config import SCOPE_VALUES
 from ..errors import ConfigError, ValidationError
+from ..fsfaults import atomic_write
 from ..graph.allowlist import check_agent_slug
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role
@@ -114,13 +114,7 @@ def _read_keys(path: Path) -> list[dict[str, Any]]:
 
 
 def _write_keys(path: Path, keys: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps({"keys": keys}, indent=2) + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps({"keys": keys}, indent=2) + "\n", mode=0o600, setting="DATA_ROOT")
 
 
 def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:

@@ -525,18 +525,21 @@ class Neo4jRuntime:
             raise Neo4jAuthError(f"NEO4J_USER={self.user}: the managed server only provisions the 'neo4j' user.")
         started = time.monotonic()
         lib = self.lib_dir()
-        self.home.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.home, 0o700)
-        for d in (
-            self.conf_dir,
-            self.data_dir,
-            self.logs_dir,
-            self.run_dir,
-            self.plugins_dir,
-            self.import_dir,
-        ):
-            d.mkdir(parents=True, exist_ok=True)
-        conf_changed = self._write_conf(lib)
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.home, 0o700)
+            for d in (
+                self.conf_dir,
+                self.data_dir,
+                self.logs_dir,
+                self.run_dir,
+                self.plugins_dir,
+                self.import_dir,
+            ):
+                d.mkdir(parents=True, exist_ok=True)
+            conf_changed = self._write_conf(lib)
+        except OSError as err:
+            raise self._fs_fault(err) from None
         password_set = False
         if not self.initialised:
             self._set_initial_password(lib, password)
@@ -641,10 +644,13 @@ class Neo4jRuntime:
         return found
 
     def _write_pid(self, pid: int) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.pid_file.with_suffix(".tmp")
-        tmp.write_text(f"{pid}\n")
-        os.replace(tmp, self.pid_file)
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(f"{pid}\n")
+            os.replace(tmp, self.pid_file)
+        except OSError as err:  # the pid file only spares a /proc scan: a read-only home still works
+            log_line("neo4j", "pid-file", level=logging.WARNING, written=False, error=err.strerror or str(err))
 
     def _remove_stale_pid(self) -> bool:
         if self.pid_file.exists():
@@ -682,11 +688,14 @@ class Neo4jRuntime:
             return "(no console log)"
         return "\n".join(text.rstrip().splitlines()[-lines:]) or "(console log is empty)"
 
+    def _lock_file(self) -> Path:
+        return self.run_dir / "maxy-neo4j.lock"
+
     @contextmanager
     def _lock(self) -> Iterator[None]:
         """Serialise start/stop of this home across processes (two CLIs, a CLI and a server)."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "maxy-neo4j.lock", "w") as fh:
+        with open(self._lock_file(), "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
@@ -701,30 +710,48 @@ class Neo4jRuntime:
         """
         self._require_managed("start")
         self._require_password()
-        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._lock_file().touch()
+        except OSError as err:
+            # A read-only or full config folder still lets a running server be reported as such.
+            pid = self.running_pid()
+            if pid is None:
+                raise self._fs_fault(err) from None
+            return self._already_running(pid, time.monotonic(), timeout)
         with self._lock():
             return self._start(timeout)
+
+    def _fs_fault(self, err: OSError) -> Neo4jStartError:
+        from maxy.fsfaults import describe
+
+        path = Path(err.filename) if err.filename else self.home
+        inside = path == self.home or self.home in path.parents
+        return Neo4jStartError(describe(err, path, setting="MAXY_CONFIG_DIR" if inside else None))
+
+    def _already_running(self, pid: int, started: float, timeout: float) -> StartResult:
+        if self.conf_file.is_file() and self.conf_file.read_text() != self.render_conf(self.lib_dir()):
+            raise Neo4jStartError(
+                f"Neo4j (pid {pid}) is running with an older {self.conf_file}; stop it and start "
+                f"again to apply the new settings (port, memory, ...)."
+            )
+        self._wait_ready(pid, None, started, timeout, self._log_offset(), launched=False)
+        result = StartResult(pid, self.port, self.uri, _ms(started), True, self.java.describe())
+        log_line(
+            "neo4j",
+            "start",
+            pid=pid,
+            port=self.port,
+            already_running=True,
+            ms=result.ms,
+        )
+        return result
 
     def _start(self, timeout: float) -> StartResult:
         started = time.monotonic()
         pid = self.running_pid()
         if pid is not None:
-            if self.conf_file.is_file() and self.conf_file.read_text() != self.render_conf(self.lib_dir()):
-                raise Neo4jStartError(
-                    f"Neo4j (pid {pid}) is running with an older {self.conf_file}; stop it and start "
-                    f"again to apply the new settings (port, memory, ...)."
-                )
-            self._wait_ready(pid, None, started, timeout, self._log_offset(), launched=False)
-            result = StartResult(pid, self.port, self.uri, _ms(started), True, self.java.describe())
-            log_line(
-                "neo4j",
-                "start",
-                pid=pid,
-                port=self.port,
-                already_running=True,
-                ms=result.ms,
-            )
-            return result
+            return self._already_running(pid, started, timeout)
         stale = self._remove_stale_pid()
         self._publish_cds(clean=False)  # a previous server died without a clean stop
 
@@ -943,8 +970,10 @@ class Neo4jRuntime:
     def logs(self, lines: int = 100, follow: bool = False, which: str = "console") -> Iterator[str]:
         """The last ``lines`` lines of ``logs/console.log`` (or ``debug``/``neo4j``), then, with
         ``follow``, new lines as they are written (until the caller stops iterating)."""
-        path = self.console_log if which == "console" else self.logs_dir / f"{which}.log"
-        return _tail_lines(path, lines, follow)
+        return _tail_lines(self.log_path(which), lines, follow)
+
+    def log_path(self, which: str = "console") -> Path:
+        return self.console_log if which == "console" else self.logs_dir / f"{which}.log"
 
 
 def _tail_lines(path: Path, lines: int, follow: bool, poll: float = 0.5) -> Iterator[str]:
