@@ -9,7 +9,8 @@ scoped ``admin`` so no public reader ever sees it. Input and output are redacted
 ``key: value`` lines and inside string values). The Conversation is the one whose
 sessionId (or nodeId) is SESSION_NODE_ID, else SESSION_ID, in the same account; without
 one the ToolCall stands alone. Public calls are not audited (they are read-only).
-A failed audit write logs a warning and never fails the tool call.
+A failed audit write logs a warning and never fails the tool call. Old ToolCalls are pruned
+in the background (``audit_retention``: AUDIT_RETENTION_DAYS, at most once an hour).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
 from ..plugins.api import ToolContext
 from ..secrets import redact_deep, redact_secrets, redact_text
+from .audit_retention import schedule_retention
 
 MAX_INPUT_CHARS = 2_000
 MAX_OUTPUT_CHARS = 2_000
@@ -125,4 +127,5 @@ def record_tool_call(ctx: ToolContext, record: ToolCallRecord) -> str | None:
         tool=record.tool_name,
         conversation=short(conversation[1]) if conversation else "none",
     )
+    schedule_retention(ctx.db, ctx.account.account_id, ctx.settings.AUDIT_RETENTION_DAYS)  # background, hourly
     return result.node_id

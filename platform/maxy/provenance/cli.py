@@ -1,11 +1,12 @@
-"""``maxy audit produced|tasks``: the provenance queries for operators (a feature module:
-``register(app)``)."""
+"""``maxy audit produced|tasks|prune``: the provenance queries for operators and the audit trail's
+retention (a feature module: ``register(app)``)."""
 
 from __future__ import annotations
 
 import typer
 
 from ..db import Database
+from ..errors import ConfigError
 from ..graph.guards import Caller
 from ..logs import short
 from .queries import produced_by_conversation, tasks_by_kind
@@ -23,7 +24,9 @@ def _caller_and_db() -> tuple[Caller, Database]:
 def register(app: typer.Typer) -> None:
     from ..console import emit_json, friendly, out
 
-    audit_app = typer.Typer(no_args_is_help=True, help="Operator audit queries: what actions produced.")
+    audit_app = typer.Typer(
+        no_args_is_help=True, help="Operator audit queries (what actions produced) and the ToolCall trail's retention."
+    )
     app.add_typer(audit_app, name="audit")
 
     @audit_app.command("produced")
@@ -76,3 +79,36 @@ def register(app: typer.Typer) -> None:
                 highlight=False,
                 markup=False,
             )
+
+    @audit_app.command("prune")
+    @friendly
+    def prune_cmd(
+        older_than: str = typer.Option(
+            ...,
+            "--older-than",
+            help="Delete ToolCalls older than this: a whole number and m, h, d or w (12h, 30d, 2w).",
+        ),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Count what would go; delete nothing."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Delete this account's audit ToolCalls (and their relationships) older than a duration, in batches."""
+        from ..mcp.audit_retention import parse_duration, prune_tool_calls
+
+        age = parse_duration(older_than)  # a bad duration stops here, before any connection
+        caller, db = _caller_and_db()
+        if caller.pinned:
+            raise ConfigError(
+                "maxy audit prune: the audit trail belongs to the whole account; "
+                "unset ALLOWED_SCOPES and AGENT_SLUG to prune it"
+            )
+        with db:
+            result = prune_tool_calls(db, caller.account_id, age, dry_run=dry_run)
+        if json_out:
+            emit_json(result)
+            return
+        verb = "would delete" if dry_run else "deleted"
+        out.print(
+            f"{verb} {result['toolCalls']} ToolCall(s) older than {result['olderThan']} "
+            f"(created before {result['cutoff']}) and {result['relationships']} relationship(s)",
+            highlight=False,
+        )

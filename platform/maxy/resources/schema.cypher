@@ -13,6 +13,8 @@ CREATE INDEX node_attachment IF NOT EXISTS FOR (n:Node) ON (n.attachmentId);
 CREATE INDEX conversation_session IF NOT EXISTS FOR (n:Conversation) ON (n.sessionId);
 CREATE INDEX message_session IF NOT EXISTS FOR (n:Message) ON (n.sessionId);
 CREATE INDEX task_kind IF NOT EXISTS FOR (n:Task) ON (n.kind);
+// Audit retention (`maxy audit prune`, AUDIT_RETENTION_DAYS) finds old ToolCalls without a scan.
+CREATE INDEX tool_call_created IF NOT EXISTS FOR (n:ToolCall) ON (n.createdAt);
 // The canonical name of a named node (lower case, punctuation and spacing folded): entity
 // resolution and exact-name lookups find a node by it without scanning.
 CREATE INDEX node_name_key IF NOT EXISTS FOR (n:Node) ON (n.nameKey);

@@ -1,0 +1,149 @@
+"""Audit retention: ToolCall nodes older than a cut-off go, with their relationships, in batches.
+
+By hand, ``maxy audit prune --older-than 30d``. Automatically, ``AUDIT_RETENTION_DAYS`` (default
+30; 0 keeps every ToolCall): the audit writer starts a prune in a background thread after the
+first audited call of a process, then at most once an hour per account; a tool call never waits
+for it. The age is ``createdAt`` (ISO 8601 UTC, written by the write primitive), compared as text
+through the ``tool_call_created`` range index, so a prune reads only the nodes it deletes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ..db import Database
+from ..errors import ValidationError
+from ..logs import log_line, short
+
+DEFAULT_RETENTION_DAYS = 30
+AUTO_INTERVAL_S = 3600.0
+PRUNE_BATCH_ROWS = 1000
+UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
+
+_SELECT = "MATCH (t:ToolCall) WHERE t.createdAt < $cutoff AND t.accountId = $acc"
+
+_COUNT_QUERY = f"""
+{_SELECT}
+RETURN count(t) AS nodes, sum(COUNT {{ (t)--() }}) AS relationships
+"""
+
+_DELETE_QUERY = f"""
+{_SELECT}
+WITH t, COUNT {{ (t)--() }} AS rels
+CALL (t) {{ DETACH DELETE t }} IN TRANSACTIONS OF $rows ROWS
+RETURN count(t) AS nodes, sum(rels) AS relationships
+"""
+
+
+def parse_duration(text: str, field: str = "--older-than") -> timedelta:
+    """``12h``, ``30d``, ``2w`` (also ``90m``) as a timedelta; anything else is one clear error."""
+    match = _DURATION.match(text or "")
+    if not match:
+        raise ValidationError(field, f"{text!r} is not a duration; give a whole number and a unit: 90m, 12h, 30d or 2w")
+    amount = int(match.group(1))
+    if amount == 0:
+        raise ValidationError(field, f"{text!r} would delete every ToolCall; give a duration above zero, e.g. 30d")
+    return timedelta(seconds=amount * UNITS[match.group(2).lower()])
+
+
+def describe(age: timedelta) -> str:
+    """A duration as the largest whole unit that fits, e.g. ``30d``: for log lines."""
+    seconds = int(age.total_seconds())
+    for unit in ("w", "d", "h", "m"):
+        if seconds % UNITS[unit] == 0:
+            return f"{seconds // UNITS[unit]}{unit}"
+    return f"{seconds}s"
+
+
+def prune_tool_calls(
+    db: Database,
+    account_id: str,
+    older_than: timedelta,
+    *,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    trigger: str = "cli",
+) -> dict[str, Any]:
+    """Delete (or, with ``dry_run``, count) the account's ToolCalls created more than
+    ``older_than`` ago, with their relationships; one log line either way."""
+    if not account_id:
+        raise ValidationError("accountId", "a validated account id is required")
+    if older_than <= timedelta(0):
+        raise ValidationError("olderThan", "must be above zero")
+    started = time.perf_counter()
+    cutoff = ((now or datetime.now(UTC)).astimezone(UTC) - older_than).isoformat()
+    if dry_run:
+        row = db.read(_COUNT_QUERY, cutoff=cutoff, acc=account_id)[0]
+    else:
+        rows = db.autocommit(_DELETE_QUERY, cutoff=cutoff, acc=account_id, rows=PRUNE_BATCH_ROWS)
+        row = rows[0] if rows else {"nodes": 0, "relationships": 0}
+    result = {
+        "accountId": account_id,
+        "olderThan": describe(older_than),
+        "cutoff": cutoff,
+        "dryRun": dry_run,
+        "toolCalls": int(row["nodes"] or 0),
+        "relationships": int(row["relationships"] or 0),
+        "ms": round((time.perf_counter() - started) * 1000),
+    }
+    log_line(
+        "audit",
+        "prune",
+        account=short(account_id),
+        trigger=trigger,
+        older_than=result["olderThan"],
+        cutoff=cutoff,
+        dry_run=dry_run,
+        tool_calls=result["toolCalls"],
+        relationships=result["relationships"],
+        ms=result["ms"],
+    )
+    return result
+
+
+_lock = threading.Lock()
+_last_run: dict[str, float] = {}  # account id -> time.monotonic() of its last automatic prune
+
+
+def schedule_retention(
+    db: Database, account_id: str, days: float, *, interval_s: float = AUTO_INTERVAL_S
+) -> threading.Thread | None:
+    """Start an automatic prune in a daemon thread when ``days`` > 0 and none ran for this
+    account within ``interval_s``; returns the thread (None when nothing was started)."""
+    if days <= 0 or not account_id:
+        return None
+    now = time.monotonic()
+    with _lock:
+        last = _last_run.get(account_id)
+        if last is not None and now - last < interval_s:
+            return None
+        _last_run[account_id] = now
+    thread = threading.Thread(
+        target=_auto_prune, args=(db, account_id, timedelta(days=days)), name="maxy-audit-retention", daemon=True
+    )
+    try:
+        thread.start()
+    except RuntimeError as err:  # no thread to be had: try again at the next interval
+        log_line("audit", "warn", "prune-not-started", level=logging.WARNING, account=short(account_id), error=err)
+        return None
+    return thread
+
+
+def _auto_prune(db: Database, account_id: str, older_than: timedelta) -> None:
+    try:
+        prune_tool_calls(db, account_id, older_than, trigger="auto")
+    except Exception as err:  # noqa: BLE001 - a background prune must never take the server down
+        log_line(
+            "audit",
+            "warn",
+            "prune-failed",
+            level=logging.WARNING,
+            account=short(account_id),
+            error=f"{type(err).__name__}: {err}"[:300],
+        )
