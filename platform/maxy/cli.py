@@ -339,6 +339,7 @@ def _register_feature_commands() -> None:
         "maxy.provenance.cli",
         "maxy.conversations.cli",
         "maxy.memory.cli",
+        "maxy.dataops.cli",
         "maxy.demo",
     ):
         _register_module(module)

@@ -1,0 +1,174 @@
+"""``maxy account delete``, ``maxy export``, ``maxy import``, ``maxy backup``, ``maxy restore``
+(added to the main app by ``register``; ``maxy.cli`` is imported inside the commands, see
+``maxy.ingest.cli``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def _account_group(app: typer.Typer) -> typer.Typer:
+    for group in app.registered_groups:
+        if group.name == "account" and group.typer_instance is not None:
+            return group.typer_instance
+    raise RuntimeError("the core `account` command group is missing")
+
+
+def _unpinned(settings: Any, what: str) -> None:
+    from ..errors import ConfigError
+
+    if settings.ALLOWED_SCOPES or settings.AGENT_SLUG:
+        raise ConfigError(
+            f"{what} works on a whole account: unset ALLOWED_SCOPES and AGENT_SLUG (this process is pinned to a view)"
+        )
+
+
+def account_delete(
+    account_id: str = typer.Argument(..., metavar="ID", help="The account's id (`maxy account list`)."),
+    purge_now: bool = typer.Option(False, "--purge", help="Hard-delete at once instead of after the grace period."),
+    yes: bool = typer.Option(False, "--yes", help="Confirm --purge."),
+    force: bool = typer.Option(False, "--force", help="Delete even the active account (ACCOUNT_ID)."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Delete an account: hidden at once, its graph and files purged after the grace period."""
+    from ..config import load_settings
+    from ..console import emit_json, out
+    from ..db import Database
+    from .deletion import delete_account
+
+    settings = load_settings()
+    _unpinned(settings, "maxy account delete")
+    with Database(settings) as db:
+        result = delete_account(
+            db,
+            settings.data_root,
+            account_id,
+            active_account_id=settings.ACCOUNT_ID,
+            force=force,
+            purge_now=purge_now,
+            confirmed=yes,
+        )
+    if json_out:
+        emit_json(result.as_dict())
+    elif result.purged:
+        out.print(f"deleted account {result.accountId}: {result.purgedNodes} node(s) purged", highlight=False)
+    elif result.alreadyDeleted:
+        out.print(
+            f"account {result.accountId} was already deleted at {result.deletedAt}; `maxy purge` removes it "
+            "after the grace period (or --purge --yes now)",
+            highlight=False,
+        )
+    else:
+        out.print(
+            f"deleted account {result.accountId}: {result.stamped} node(s) hidden; `maxy purge` removes them "
+            "after the grace period",
+            highlight=False,
+        )
+
+
+def export_cmd(
+    account: str | None = typer.Option(None, "--account", help="The account to export (default: ACCOUNT_ID)."),
+    with_vectors: bool = typer.Option(False, "--with-vectors", help="Include each node's embedding."),
+) -> None:
+    """Write one account (record, nodes, relationships) as JSON Lines to stdout."""
+    from ..accounts import validate_account
+    from ..config import load_settings
+    from ..db import Database
+    from .export import export_account
+
+    settings = load_settings()
+    _unpinned(settings, "maxy export")
+    validated = validate_account(settings.data_root, account or settings.ACCOUNT_ID)
+    with Database(settings) as db:
+        export_account(db, settings.data_root, validated.account_id, sys.stdout, with_vectors=with_vectors)
+
+
+def import_cmd(
+    file: Path = typer.Argument(..., help="A file written by `maxy export`."),
+    replace: bool = typer.Option(False, "--replace", help="Overwrite the account's nodes if it has any."),
+    reembed: bool = typer.Option(False, "--reembed", help="Ignore the file's vectors and embed again."),
+    no_embed: bool = typer.Option(False, "--no-embed", help="Leave missing vectors for `maxy reindex`."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Import an account from `maxy export` output into its (new, deleted or empty) account id."""
+    from ..config import load_settings
+    from ..console import emit_json, out
+    from ..db import Database
+    from .importing import check_file, import_account
+
+    settings = load_settings()
+    _unpinned(settings, "maxy import")
+    plan = check_file(file)  # bad input is refused before the embedder loads
+    embedder = None
+    if not no_embed and (reembed or not plan.vectors):
+        from ..embeddings import get_embedder
+        from ..errors import ConfigError
+
+        try:
+            embedder = get_embedder(settings)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    with Database(settings) as db:
+        result = import_account(db, settings.data_root, file, replace=replace, reembed=reembed, embedder=embedder)
+    if json_out:
+        emit_json(result.as_dict())
+    else:
+        out.print(
+            f"imported account {result.accountId}: {result.nodes} node(s), {result.relationships} "
+            f"relationship(s); vectors {result.vectors}",
+            highlight=False,
+        )
+
+
+def backup_cmd(
+    out_dir: Path | None = typer.Option(None, "--out", help="Folder for the dump (default: <config dir>/backups)."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Dump the managed Neo4j's database (the server is stopped and started around it)."""
+    from ..config import load_settings
+    from ..console import emit_json, out
+    from .backup import backup
+
+    info = backup(load_settings(), out_dir)
+    if json_out:
+        emit_json(info)
+    else:
+        out.print(f"backup written: {info['file']} ({info['bytes']} bytes)", highlight=False)
+
+
+def restore_cmd(
+    file: Path = typer.Argument(..., help="A .dump file written by `maxy backup`."),
+    yes: bool = typer.Option(False, "--yes", help="Confirm: the database is replaced by the file's."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Replace the managed Neo4j's database with a backup (stopped, loaded, started, counted)."""
+    from ..config import load_settings
+    from ..console import emit_json, out
+    from ..errors import ValidationError
+    from .backup import restore
+
+    if not yes:
+        raise ValidationError("--yes", "restore replaces every account's graph with the backup's: add --yes")
+    info = restore(load_settings(), file)
+    if json_out:
+        emit_json(info)
+    else:
+        counts = info["counts"]
+        out.print(
+            f"restored {info['file']}: {counts['nodes']} node(s), {counts['relationships']} relationship(s)",
+            highlight=False,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    from ..console import friendly
+
+    _account_group(app).command("delete")(friendly(account_delete))
+    app.command("export")(friendly(export_cmd))
+    app.command("import")(friendly(import_cmd))
+    app.command("backup")(friendly(backup_cmd))
+    app.command("restore")(friendly(restore_cmd))
