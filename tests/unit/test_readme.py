@@ -1,0 +1,81 @@
+"""README.md stays the product's reference: every command of ``maxy`` (plugins' included) has a
+row in its command table and every row a command, every setting and every environment variable
+the code reads is in its Configuration section, and its conversation example imports."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import typer
+from maxy.cli import app
+from maxy.config import Settings
+from maxy.conversations.importing import parse_message
+
+REPO = Path(__file__).resolve().parents[2]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def section(title: str) -> str:
+    """The text of README's ``## title`` section, up to the next ``## `` heading."""
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.S | re.M)
+    assert match, f"README.md has no '## {title}' section"
+    return match.group(1)
+
+
+def command_paths(command: Any, prefix: tuple[str, ...] = ("maxy",)) -> set[str]:
+    """Every leaf command of the click tree typer builds, as ``maxy group command``."""
+    children = getattr(command, "commands", None)
+    if children is None:
+        return {" ".join(prefix)}
+    found: set[str] = set()
+    for name, child in children.items():
+        if not getattr(child, "hidden", False):
+            found |= command_paths(child, (*prefix, name))
+    return found
+
+
+def test_every_command_has_a_row_and_every_row_a_command() -> None:
+    commands = command_paths(typer.main.get_command(app))
+    rows = set(re.findall(r"^\| `(maxy [a-z0-9 -]+?)` \|", section("Commands"), re.M))
+    assert len(commands) > 30  # the tree was walked, plugin commands included
+    assert "maxy session context" in commands
+    assert sorted(commands - rows) == [], "commands without a row in README's '## Commands' table"
+    assert sorted(rows - commands) == [], "rows in README's '## Commands' table for commands that do not exist"
+
+
+def environment_names() -> set[str]:
+    """The variables the code and the installer read besides ``Settings``: literal names given to
+    ``os.environ``, names held in ``*_ENV`` / ``ENV_VAR`` constants, and every ``MAXY_*`` literal."""
+    names: set[str] = set()
+    for path in (REPO / "platform").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        names |= set(re.findall(r"environ(?:\.get\(|\[)\"([A-Z][A-Z0-9_]+)\"", text))
+        names |= set(re.findall(r"^[A-Z_]*(?:_ENV|ENV_VAR) = \"([A-Z][A-Z0-9_]+)\"", text, re.M))
+        names |= set(re.findall(r"\"(MAXY_[A-Z0-9_]*[A-Z0-9])\"", text))
+    for path in (REPO / "installer").glob("*.sh"):
+        names |= set(re.findall(r"\$\{?([A-Z][A-Z0-9_]+)", path.read_text(encoding="utf-8")))
+    return names - {"HOME", "PATH", "ROOT", "VENV", "PY", "STAMP", "WANT"}  # shell's own and the script's locals
+
+
+def test_every_setting_and_variable_is_in_the_configuration_section() -> None:
+    configuration = section("Configuration")
+    documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", configuration))
+    settings = set(Settings.model_fields)
+    assert {"NEO4J_URI", "ACCOUNT_ID", "MAXY_GS_HYDE"} <= settings
+    read = environment_names()
+    assert {"MAXY_CONFIG_DIR", "MAXY_LOG_LEVEL", "MAXY_CHUNK_MAX_CHARS", "MAXY_SKIP_DEMO"} <= read
+    assert sorted(settings - documented) == [], "Settings fields missing from README's Configuration"
+    assert sorted(read - documented) == [], "environment variables missing from README's Configuration"
+
+
+def test_the_conversation_example_is_a_valid_import() -> None:
+    block = re.search(r"```json\n(.*?)```", section("Conversation JSONL"), re.S)
+    assert block, "the Conversation JSONL section has no example"
+    lines = [line for line in block.group(1).splitlines() if line.strip()]
+    messages = [parse_message(json.loads(line), f"README:{n}") for n, line in enumerate(lines, start=1)]
+    assert len(messages) >= 2 and all(m.timestamp for m in messages)
+    fields = set(re.findall(r"^\| `([a-z_]+)` \|", section("Conversation JSONL"), re.M))
+    assert set().union(*(json.loads(line) for line in lines)) <= fields  # each example field is described
