@@ -11,6 +11,8 @@ Modes (set ``fake.mode`` at any time):
 * ``wrong_dims``  vectors of ``dims + 1``
 * ``wrong_count`` one vector fewer than inputs
 * ``error500``    500 ``{"error": "..."}``
+* ``hang``        accepts the request and answers nothing while the mode stays ``hang`` (a hung
+  server); a request held when the mode changes is then answered in the new mode
 
 Only 127.0.0.1, on a port the OS picks; every request is recorded in ``fake.requests``.
 """
@@ -27,7 +29,7 @@ from typing import Any
 
 from .local_http import LocalServer
 
-MODES = ("normal", "not_found", "slow", "wrong_dims", "wrong_count", "error500")
+MODES = ("normal", "not_found", "slow", "wrong_dims", "wrong_count", "error500", "hang")
 
 
 def fake_vector(text: str, dims: int) -> list[float]:
@@ -110,12 +112,15 @@ class FakeOllama(LocalServer):
 
     def embed_reply(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         """Status and body for an ``/api/embed`` request in the current mode; None when the
-        fake is stopped while a ``slow`` request waits (no answer at all)."""
+        fake is stopped while a ``slow`` or ``hang`` request waits (no answer at all)."""
         self.requests.append(body)
         model = body.get("model", "")
         inputs = body.get("input", [])
         if isinstance(inputs, str):
             inputs = [inputs]
+        while self.mode == "hang":
+            if self._stop.wait(0.05):
+                return None
         mode = self.mode
         if not model:
             return 400, {"error": "model is required"}

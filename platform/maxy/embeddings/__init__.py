@@ -131,6 +131,8 @@ def get_embedder(settings: Settings | None = None) -> Embedder:
                     url=settings.OLLAMA_URL,
                     dimensions=dims,
                     timeout_s=settings.EMBED_TIMEOUT_S,
+                    breaker_failures=settings.EMBED_BREAKER_FAILURES,
+                    cooldown_s=settings.EMBED_BREAKER_COOLDOWN_S,
                 )
             _cache[key] = embedder
         return embedder

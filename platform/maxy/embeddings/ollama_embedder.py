@@ -2,7 +2,8 @@
 
 Every failure becomes an :class:`EmbeddingError` whose message names ``OLLAMA_URL`` and
 the fix (start Ollama, ``ollama pull <model>``, raise ``EMBED_TIMEOUT_S``, set
-``EMBED_DIMENSIONS``), never a raw httpx traceback.
+``EMBED_DIMENSIONS``), never a raw httpx traceback. After ``breaker_failures`` failed calls in
+a row the embedder stops calling the server for ``cooldown_s`` (:mod:`maxy.embeddings.breaker`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from maxy.embeddings.base import EmbeddingError, check_texts, log_embedded
+from maxy.embeddings.breaker import CircuitBreaker
 
 DEFAULT_BATCH_SIZE = 64
 
@@ -81,6 +83,8 @@ class OllamaEmbedder:
         dimensions: int,
         timeout_s: float = 30.0,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        breaker_failures: int = 3,
+        cooldown_s: float = 60.0,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -90,6 +94,7 @@ class OllamaEmbedder:
         self.timeout_s = float(timeout_s)
         self.batch_size = batch_size
         self.name = f"ollama:{self.model}"
+        self.breaker = CircuitBreaker(self.name, breaker_failures, cooldown_s)
         self._client: Any = None
 
     def _get_client(self) -> Any:
@@ -167,9 +172,15 @@ class OllamaEmbedder:
         items = check_texts(texts, self.name)
         if not items:
             return []
+        self.breaker.check()
         started = time.monotonic()
         out: list[list[float]] = []
-        for start in range(0, len(items), self.batch_size):
-            out.extend(self._call(items[start : start + self.batch_size]))
+        try:
+            for start in range(0, len(items), self.batch_size):
+                out.extend(self._call(items[start : start + self.batch_size]))
+        except EmbeddingError as err:
+            self.breaker.failed(err)
+            raise
+        self.breaker.succeeded()
         log_embedded(self.name, len(items), started)
         return out

@@ -9,8 +9,10 @@ scoped ``admin`` so no public reader ever sees it. Input and output are redacted
 ``key: value`` lines and inside string values). The Conversation is the one whose
 sessionId (or nodeId) is SESSION_NODE_ID, else SESSION_ID, in the same account; without
 one the ToolCall stands alone. Public calls are not audited (they are read-only).
-A failed audit write logs a warning and never fails the tool call. Old ToolCalls are pruned
-in the background (``audit_retention``: AUDIT_RETENTION_DAYS, at most once an hour).
+A failed audit write logs a warning and never fails the tool call; right after the database
+failed (unreachable or hung) it is not attempted, so a failing call does not wait twice. Old
+ToolCalls are pruned in the background (``audit_retention``: AUDIT_RETENTION_DAYS, at most once
+an hour).
 """
 
 from __future__ import annotations
@@ -90,6 +92,16 @@ def find_conversation(ctx: ToolContext) -> tuple[str, str] | None:
 
 def record_tool_call(ctx: ToolContext, record: ToolCallRecord) -> str | None:
     """Write the ToolCall node; returns its nodeId, or None when the audit write failed."""
+    if ctx.db.failure is not None:  # the database just failed: do not keep the failing call waiting twice
+        log_line(
+            "persist",
+            "warn",
+            "tool-call-not-persisted",
+            level=logging.WARNING,
+            tool=record.tool_name,
+            reason="database-unavailable",
+        )
+        return None
     try:
         if ctx.account is None:
             raise RuntimeError("ACCOUNT_ID was not validated")
