@@ -11,7 +11,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlparse
 
 from pydantic import AliasChoices, Field, field_validator
@@ -376,9 +376,17 @@ def settings_error(err: PydanticValidationError) -> SettingsError:
         fix = "set it to true or false"
     else:
         fix = FIXES.get(name, "") or _default_fix(name)
-    where = "" if name in os.environ or not env_file().is_file() else f" (set in {env_file()})"
+    where = f" (set in {env_file()})" if name not in os.environ and _in_env_file(name) else ""
     more = f" ({len(errors) - 1} more setting(s) are wrong too)" if len(errors) > 1 else ""
     return SettingsError(name, f"{name}: {reason}{'; ' + fix if fix else ''}{where}{more}")
+
+
+def _in_env_file(name: str) -> bool:
+    try:
+        lines = env_file().read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return any(line.split("=", 1)[0].strip() == name for line in lines if "=" in line)
 
 
 def _default_fix(name: str) -> str:

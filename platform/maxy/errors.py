@@ -6,6 +6,8 @@ from __future__ import annotations
 class MaxyError(Exception):
     """Base class: ``str(err)`` is a complete, user-facing sentence."""
 
+    exit_code = 1  # the command line's exit status: 1 a runtime failure, 2 a bad flag or setting
+
 
 class ValidationError(MaxyError, ValueError):
     """Bad input, naming the field and the reason."""
@@ -18,6 +20,16 @@ class ValidationError(MaxyError, ValueError):
 
 class ConfigError(MaxyError):
     """Missing or inconsistent configuration."""
+
+
+class SettingsError(ConfigError):
+    """A setting's value is malformed (``NAME: value, reason; fix``): nothing was started."""
+
+    exit_code = 2
+
+    def __init__(self, name: str, message: str):
+        self.name = name
+        super().__init__(message)
 
 
 class AccountError(MaxyError):

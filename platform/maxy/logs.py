@@ -50,6 +50,12 @@ def short(identifier: str | None, n: int = 8) -> str:
 _configured = False
 
 
+def configure(level: str) -> None:
+    """Set the level of the lines (``LOG_LEVEL``, the command line's --quiet / --verbose)."""
+    _ensure_handler()
+    _logger.setLevel(getattr(logging, level.upper(), logging.INFO))
+
+
 def _ensure_handler() -> None:
     global _configured
     if _configured:
@@ -59,7 +65,8 @@ def _ensure_handler() -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))
         _logger.addHandler(handler)
-        # MAXY_LOG_LEVEL=WARNING keeps only warnings and errors (scripts, demos).
-        level = os.environ.get("MAXY_LOG_LEVEL", "INFO").upper()
-        _logger.setLevel(getattr(logging, level, logging.INFO))
         _logger.propagate = True
+    if _logger.level == logging.NOTSET:
+        # Outside the command line (the library, a server started by hand): LOG_LEVEL, else every line.
+        level = os.environ.get("LOG_LEVEL") or os.environ.get("MAXY_LOG_LEVEL") or "INFO"
+        _logger.setLevel(getattr(logging, level.strip().upper(), logging.INFO))

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import typer
 
-from ..errors import MaxyError
-
-F = TypeVar("F", bound=Callable[..., Any])
+from ..console import friendly
 
 mcp_app = typer.Typer(no_args_is_help=True, help="MCP servers for agents: serve, proxy, client configs, API keys.")
 key_app = typer.Typer(no_args_is_help=True, help="API keys for the streamable HTTP server (maxy serve).")
@@ -23,22 +19,6 @@ mcp_app.add_typer(key_app, name="key")
 def _err(message: str) -> None:
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
-
-
-def _friendly(fn: F) -> F:
-    """One clear message on stderr and exit 1, never a traceback; stdout stays clean for stdio MCP."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MaxyError as exc:
-            _err(str(exc))
-            raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _role(value: str) -> str:
@@ -69,7 +49,7 @@ def _scopes(value: str | None) -> list[str] | None:
 
 # ---------------------------------------------------------------------------------------
 @mcp_app.command("serve")
-@_friendly
+@friendly
 def mcp_serve(
     plugins: list[str] = typer.Argument(
         None, help="Plugin names (entry points) or module paths, or `all`; default: all installed."
@@ -92,7 +72,7 @@ def mcp_serve(
     "proxy",
     context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
 )
-@_friendly
+@friendly
 def mcp_proxy(
     command: list[str] = typer.Argument(..., help="The upstream stdio MCP server command, after `--`."),
 ) -> None:
@@ -103,7 +83,7 @@ def mcp_proxy(
 
 
 @mcp_app.command("config")
-@_friendly
+@friendly
 def mcp_config(
     role: str = typer.Option("admin", "--role", callback=_role, help="admin or public."),
     agent: str | None = typer.Option(None, "--agent", help="Agent slug to pin (required for public)."),
@@ -137,7 +117,7 @@ def mcp_config(
 
 
 @mcp_app.command("plugins")
-@_friendly
+@friendly
 def mcp_plugins(
     json_out: bool = typer.Option(False, "--json"),
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
@@ -166,7 +146,7 @@ def mcp_plugins(
 
 # ---------------------------------------------------------------------------------------
 @key_app.command("create")
-@_friendly
+@friendly
 def key_create(
     role: str = typer.Option(..., "--role", callback=_role, help="admin or public."),
     agent: str | None = typer.Option(None, "--agent", help="Agent slug the key is pinned to (required for public)."),
@@ -198,7 +178,7 @@ def key_create(
 
 
 @key_app.command("list")
-@_friendly
+@friendly
 def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
     """List API keys (never the keys themselves)."""
     from ..config import load_settings
@@ -216,7 +196,7 @@ def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
 
 
 @key_app.command("revoke")
-@_friendly
+@friendly
 def key_revoke(key_id: str = typer.Argument(..., help="The key id shown by `maxy mcp key list`.")) -> None:
     """Revoke an API key."""
     from ..config import load_settings
@@ -232,7 +212,7 @@ def key_revoke(key_id: str = typer.Argument(..., help="The key id shown by `maxy
 def serve(
     plugins: list[str] = typer.Argument(None, help="Plugin names or module paths; default: all installed."),
     host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8765, "--port"),
+    port: int = typer.Option(8765, "--port", min=1, max=65535),
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
 ) -> None:
     """Serve the MCP tools over streamable HTTP at /mcp (Authorization: Bearer <key> or x-api-key) in a
@@ -244,7 +224,7 @@ def serve(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(mcp_app, name="mcp")
-    app.command("serve")(_friendly(serve))
+    app.command("serve")(friendly(serve))
 
 
 def main() -> None:
