@@ -1,4 +1,5 @@
-"""``maxy status``: is everything this process needs healthy, and if not, what to do next."""
+"""``maxy status``: is everything this process needs healthy, and if not, what to do next; and
+the data's health (``data_health``), with notes that need no action to stay healthy."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from typing import Any
 
 from .accounts import validate_account
 from .config import Settings
+from .data_health import collect_data_health
 from .errors import AccountError, MaxyError
+from .ingest.lifecycle import DEFAULT_GRACE_DAYS
+from .neo4j.known_issues import vector_filter_bug
 from .schema import FULLTEXT_INDEX, IndexInfo, expected_vector_indexes, list_indexes, recorded_embedder
 
 
@@ -43,15 +47,19 @@ def _account_status(settings: Settings, problems: list[str]) -> dict[str, Any]:
 
 
 def _neo4j_status(
-    settings: Settings, problems: list[str]
-) -> tuple[dict[str, Any], list[IndexInfo], dict[str, Any] | None]:
-    """Neo4j's report, its indexes and the recorded embedder (none of them when unreachable)."""
+    settings: Settings, account_id: str | None, problems: list[str]
+) -> tuple[dict[str, Any], list[IndexInfo], dict[str, Any] | None, dict[str, Any] | None]:
+    """Neo4j's report, its indexes, the recorded embedder and the data's health (none of them
+    when unreachable)."""
     neo: dict[str, Any] = {"uri": settings.NEO4J_URI, "managed": settings.neo4j_is_managed, "reachable": False}
+    console_log = None
     if settings.neo4j_is_managed:
         try:
             from .neo4j.runtime import Neo4jRuntime
 
-            neo["server"] = Neo4jRuntime.from_settings(settings).status()
+            runtime = Neo4jRuntime.from_settings(settings)
+            console_log = runtime.console_log
+            neo["server"] = runtime.status()
         except Exception as err:  # status must never crash: report what failed instead
             neo["server"] = {"error": str(err)}
     try:
@@ -61,12 +69,13 @@ def _neo4j_status(
             neo.update(db.server_info(), reachable=True)
             indexes = list_indexes(db)
             recorded = recorded_embedder(db)
+            data = collect_data_health(db, account_id)
     except MaxyError as err:
         neo["error"] = str(err)
         problems.append(str(err))
-        indexes = []
-        recorded = None
-    return neo, indexes, recorded
+        return neo, [], None, None
+    neo["knownIssues"] = [vector_filter_bug(neo.get("version"), console_log)]
+    return neo, indexes, recorded, data
 
 
 def _index_summary(indexes: list[IndexInfo], dims: int | None, problems: list[str]) -> dict[str, Any]:
@@ -76,9 +85,19 @@ def _index_summary(indexes: list[IndexInfo], dims: int | None, problems: list[st
     missing = sorted((set(declared) | {FULLTEXT_INDEX}) - set(by_name))
     if missing:
         problems.append(f"missing index(es) {', '.join(missing)}: run `maxy schema apply`")
-    offline = [i.name for i in indexes if i.type in ("VECTOR", "FULLTEXT") and i.state != "ONLINE"]
+    failed = [i.name for i in indexes if i.state == "FAILED"]
+    if failed:
+        problems.append(
+            f"index(es) FAILED: {', '.join(failed)}; `maxy neo4j logs` says why, then DROP INDEX each "
+            "and run `maxy schema apply`"
+        )
+    offline = [
+        f"{i.name} ({i.state} {i.population_percent or 0:.0f}%)"
+        for i in indexes
+        if i.type in ("VECTOR", "FULLTEXT") and i.state not in ("ONLINE", "FAILED")
+    ]
     if offline:
-        problems.append(f"index(es) not online: {', '.join(offline)}; wait, or check `maxy neo4j logs`")
+        problems.append(f"index(es) not online yet: {', '.join(offline)}; wait, or check `maxy neo4j logs`")
     if dims is not None:
         wrong = [i for i in indexes if i.type == "VECTOR" and i.dimensions not in (None, dims)]
         if wrong:
@@ -86,7 +105,11 @@ def _index_summary(indexes: list[IndexInfo], dims: int | None, problems: list[st
                 f"vector index(es) {', '.join(i.name for i in wrong)} are not {dims}-dimensional: "
                 "run `maxy schema apply --recreate-vector-indexes` then `maxy reindex`"
             )
+    states: dict[str, int] = {}
+    for i in indexes:
+        states[i.state] = states.get(i.state, 0) + 1
     return {
+        "indexStates": states,
         "vectorIndexes": sum(1 for i in indexes if i.type == "VECTOR"),
         "vectorIndexesOnline": sum(1 for i in indexes if i.type == "VECTOR" and i.state == "ONLINE"),
         "vectorIndexesDeclared": len(declared),
@@ -94,20 +117,55 @@ def _index_summary(indexes: list[IndexInfo], dims: int | None, problems: list[st
     }
 
 
+def _data_notes(data: dict[str, Any] | None, neo: dict[str, Any], notes: list[str]) -> None:
+    """Advice that does not make the system unhealthy: backlogs and known server log noise."""
+    account = (data or {}).get("account")
+    if account and account["missingEmbeddingsTotal"]:
+        notes.append(
+            f"{account['missingEmbeddingsTotal']} node(s) of account {account['id']} have no embedding, so vector "
+            "search misses them: run `maxy reindex`"
+        )
+    if account and account["purgeable"]:
+        notes.append(
+            f"{account['purgeable']} deleted node(s) of account {account['id']} are past the "
+            f"{DEFAULT_GRACE_DAYS}-day grace period: run `maxy purge`"
+        )
+    for issue in neo.get("knownIssues", []):
+        logged = issue["loggedSinceStart"]
+        if issue["knownOnThisVersion"] and logged:
+            notes.append(
+                f"the Neo4j log's {logged} ERROR line(s) '...ExecutionFailed]: Index 33554431 out of bounds for "
+                f"length N' since start are a known Neo4j {neo.get('version')} bug in filtered vector search; Maxy "
+                f"answered those searches from an exact scan, results are complete ({issue['doc']})"
+            )
+
+
 def collect_status(settings: Settings) -> dict[str, Any]:
     problems: list[str] = []
-    report: dict[str, Any] = {"healthy": False, "problems": problems}
+    notes: list[str] = []
+    report: dict[str, Any] = {"healthy": False, "problems": problems, "notes": notes}
 
     # Embedder first: its dimensions are what the indexes must match.
     embed_info, dims = _embedder_status(settings, problems)
     report["embedder"] = embed_info
     report["account"] = _account_status(settings, problems)
+    account_id = report["account"]["id"] if report["account"].get("matchesOnDisk") else None
 
-    # Neo4j and its indexes.
-    neo, indexes, recorded = _neo4j_status(settings, problems)
+    # Neo4j, its indexes and the data.
+    neo, indexes, recorded, data = _neo4j_status(settings, account_id, problems)
     report["neo4j"] = neo
     embed_info["vectorsFrom"] = None if recorded is None else recorded.get("model")
     name = embed_info.get("name")
+    report["embeddingModel"] = {
+        "recorded": embed_info["vectorsFrom"],
+        "configured": settings.EMBED_MODEL,
+        "embedder": name,
+        "matches": None if recorded is None or not name else recorded.get("model") == name,
+    }
+    if data is not None:
+        data["auditRetentionDays"] = settings.AUDIT_RETENTION_DAYS
+    report["data"] = data
+    _data_notes(data, neo, notes)
     if recorded is not None and name and recorded.get("model") != name:
         problems.append(
             f"stored vectors come from {recorded.get('model')} but the embedder is {name}: set EMBED_MODEL "
@@ -118,3 +176,45 @@ def collect_status(settings: Settings) -> dict[str, Any]:
         report["summary"] = _index_summary(indexes, dims, problems)
     report["healthy"] = not problems
     return report
+
+
+def _counts(section: dict[str, Any], top: int = 6) -> str:
+    ranked = sorted(section["nodes"].items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{label} {n:,}" for label, n in ranked[:top])
+    more = f", {len(ranked) - top} more label(s)" if len(ranked) > top else ""
+    return f"{section['nodesTotal']:,} nodes ({shown or 'none'}{more})"
+
+
+def _audit(section: dict[str, Any]) -> str:
+    audit = section["audit"]
+    since = f" since {audit['oldest'][:10]}" if audit["oldest"] else ""
+    return f"audit {audit['toolCalls']:,} ToolCall(s){since}"
+
+
+def data_lines(report: dict[str, Any]) -> list[str]:
+    """The data section of ``maxy status`` as text lines (the same facts as ``--json``)."""
+    data = report.get("data")
+    if data is None:
+        return []
+    lines = []
+    account = data["account"]
+    if account is not None:
+        lines.append(
+            f"data      account {account['id']}: {_counts(account)}; "
+            f"{account['missingEmbeddingsTotal']:,} without embedding; "
+            f"{account['deletedTotal']:,} deleted awaiting purge; {_audit(account)}"
+        )
+    total = data["total"]
+    retention = data["auditRetentionDays"]
+    lines.append(
+        f"data      all accounts: {_counts(total)}; {total['deletedTotal']:,} deleted awaiting purge; "
+        f"{_audit(total)} (kept {f'{retention} days' if retention else 'forever'})"
+    )
+    model = report["embeddingModel"]
+    lines.append(
+        f"vectors   from {model['recorded'] or '(none recorded)'}; embedder {model['embedder'] or '-'} "
+        f"(EMBED_MODEL={model['configured']})"
+    )
+    states = (report.get("summary") or {}).get("indexStates") or {}
+    lines.append("indexes   " + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none"))
+    return lines
