@@ -10,7 +10,7 @@ from rich.table import Table
 
 from . import __version__
 from .config import config_dir, env_file, get_settings, load_settings, write_env_values
-from .console import emit_json, err, friendly, out
+from .console import describe, emit_json, err, friendly, out, report, set_debug, usage_line
 from .errors import AccountError, MaxyError
 
 __all__ = ["app", "emit_json", "err", "friendly", "main", "out"]
@@ -22,6 +22,37 @@ account_app = typer.Typer(no_args_is_help=True, help="Accounts kept under DATA_R
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(schema_app, name="schema")
 app.add_typer(account_app, name="account")
+
+SERVER_COMMANDS = ("serve", "mcp")  # long-running: their stderr is a log, one line per operation by default
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    debug: bool = typer.Option(
+        False, "--debug", help="On an error, print the traceback above the line (MAXY_DEBUG=1)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No [component] log lines on stderr, errors only."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="One [component] key=value line per operation on stderr."
+    ),
+) -> None:
+    """Maxy: knowledge-graph memory for AI agents."""
+    from .logs import configure
+
+    set_debug(debug)
+    if quiet and verbose:
+        raise typer.BadParameter("cannot be used with --verbose; choose one", param_hint="--quiet")
+    configure("ERROR" if quiet else "INFO" if verbose else _log_level(ctx.invoked_subcommand))
+
+
+def _log_level(command: str | None) -> str:
+    """LOG_LEVEL, else WARNING for a command and INFO for a server."""
+    try:
+        configured = load_settings().LOG_LEVEL
+    except MaxyError:
+        configured = None  # the command reports the bad setting itself when it reads the settings
+    return configured or ("INFO" if command in SERVER_COMMANDS else "WARNING")
 
 
 def _runtime():
@@ -368,7 +399,29 @@ _register_feature_commands()
 
 
 def main() -> None:
-    app()
+    """The ``maxy`` command: every error ends as one line on stderr, exit 2 for a bad flag or
+    setting and 1 for a failure while running; --debug (or MAXY_DEBUG=1) adds the traceback."""
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
+    set_debug("--debug" in sys.argv[1:])
+    try:
+        code = typer.main.get_command(app).main(prog_name="maxy", standalone_mode=False)
+    except NoArgsIsHelpError as exc:  # the help is printed already
+        sys.exit(exc.exit_code)
+    except UsageError as exc:
+        report(usage_line(exc), exc)
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback unless asked
+        message, status = describe(exc) or (
+            f"{type(exc).__name__}: {exc} (run again with --debug for the traceback)",
+            1,
+        )
+        report(message, exc)
+        sys.exit(status)
+    sys.exit(code if isinstance(code, int) and not isinstance(code, bool) else 0)
 
 
 if __name__ == "__main__":
