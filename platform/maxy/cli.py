@@ -76,6 +76,7 @@ def setup(
 ) -> None:
     """Install and start everything: password, embedder files, Neo4j, an account, the schema."""
     from .accounts import accounts_dir, create_account, list_accounts, validate_account
+    from .demo import DEMO_ACCOUNT
     from .embeddings import get_embedder, is_onnx_model, resolve_dimensions
 
     settings = load_settings()
@@ -109,13 +110,12 @@ def setup(
     # a broken account.json stops setup with its name rather than orphaning that account's graph.
     if settings.ACCOUNT_ID and (accounts_dir(settings.data_root) / settings.ACCOUNT_ID).is_dir():
         validate_account(settings.data_root, settings.ACCOUNT_ID)
-    elif not list_accounts(settings.data_root):
-        account = create_account(settings.data_root, "default")
+    elif not (own := [a for a in list_accounts(settings.data_root) if a.name != DEMO_ACCOUNT]):
+        account = create_account(settings.data_root, "default")  # the demo's account is never the user's
         err.print(f"account: created {account.account_id}")
         write_env_values({"ACCOUNT_ID": account.account_id})
     elif not settings.ACCOUNT_ID:
-        first = list_accounts(settings.data_root)[0]
-        write_env_values({"ACCOUNT_ID": first.account_id})
+        write_env_values({"ACCOUNT_ID": own[0].account_id})
     settings = load_settings()
     get_settings.cache_clear()
     # 4. Schema.

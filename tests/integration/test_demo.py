@@ -78,3 +78,28 @@ def test_demo_prints_answers_and_refuses_a_missing_path(db, account, data_root: 
         assert f"demo: account demo ({demo.account_id}, created)" in shown.stderr
     finally:
         purge_account(db, demo.account_id)
+
+
+def test_setup_never_makes_the_demo_account_the_users(db, settings, data_root: Path, tmp_path: Path) -> None:
+    """With only the demo's account on disk and no ACCOUNT_ID recorded, setup creates the user's
+    own account rather than adopting the demo's."""
+    from maxy.accounts import create_account
+
+    demo = create_account(data_root, "demo")
+    config = tmp_path / "config"
+    env = child_env(
+        data_root,
+        MAXY_CONFIG_DIR=str(config),
+        NEO4J_URI=settings.NEO4J_URI,
+        NEO4J_PASSWORD=settings.NEO4J_PASSWORD,
+        EMBED_MODEL=settings.EMBED_MODEL,
+        MAXY_LOG_LEVEL="WARNING",
+    )
+    made = subprocess.run(
+        [*CLI, "setup", "--skip-neo4j", "--json"], check=False, env=env, cwd=REPO, capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    recorded = dict(line.split("=", 1) for line in (config / ".env").read_text().splitlines() if "=" in line)
+    users = [a for a in list_accounts(data_root) if a.account_id != demo.account_id]
+    assert [a.name for a in users] == ["default"]
+    assert recorded["ACCOUNT_ID"] == users[0].account_id != demo.account_id
