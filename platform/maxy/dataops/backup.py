@@ -70,8 +70,8 @@ def managed_runtime(settings: Settings, command: str) -> Neo4jRuntime:
 
     if not settings.neo4j_is_managed:
         raise MaxyError(
-            f"maxy {command} works on the local server maxy manages, and NEO4J_URI={settings.NEO4J_URI} is an "
-            "external one: use that server's own backups (neo4j-admin database dump on its host, or Aura's "
+            f"maxy {command} works only on the local server maxy manages, and NEO4J_URI={settings.NEO4J_URI} "
+            f"(NEO4J_MANAGED={settings.NEO4J_MANAGED}) is run outside maxy: use that server's own backups (neo4j-admin database dump on its host, or Aura's "
             "snapshots), or `maxy export` for one account"
         )
     runtime = Neo4jRuntime.from_settings(settings)

@@ -58,16 +58,38 @@ def account_delete(
         out.print(f"deleted account {result.accountId}: {result.purgedNodes} node(s) purged", highlight=False)
     elif result.alreadyDeleted:
         out.print(
-            f"account {result.accountId} was already deleted at {result.deletedAt}; `maxy purge` removes it "
+            f"account {result.accountId} was already deleted at {result.deletedAt}; `maxy account purge` removes it "
             "after the grace period (or --purge --yes now)",
             highlight=False,
         )
     else:
         out.print(
-            f"deleted account {result.accountId}: {result.stamped} node(s) hidden; `maxy purge` removes them "
+            f"deleted account {result.accountId}: {result.stamped} node(s) hidden; `maxy account purge` removes them "
             "after the grace period",
             highlight=False,
         )
+
+
+def account_purge(
+    grace_days: float = typer.Option(7, "--grace-days", min=0, help="Keep deleted accounts this many days."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Hard-delete the graph and files of accounts deleted longer ago than the grace period."""
+    from ..config import load_settings
+    from ..console import emit_json, out
+    from ..db import Database
+    from .deletion import purge_deleted_accounts
+
+    settings = load_settings()
+    with Database(settings) as db:
+        done = purge_deleted_accounts(db, settings.data_root, grace_days)
+    if json_out:
+        emit_json({"graceDays": grace_days, "purged": done})
+    elif not done:
+        out.print(f"no deleted account is past its grace period ({grace_days:g} days)", highlight=False)
+    else:
+        for account_id, nodes in done.items():
+            out.print(f"purged account {account_id}: {nodes} node(s)", highlight=False)
 
 
 def export_cmd(
@@ -167,7 +189,9 @@ def restore_cmd(
 def register(app: typer.Typer) -> None:
     from ..console import friendly
 
-    _account_group(app).command("delete")(friendly(account_delete))
+    accounts = _account_group(app)
+    accounts.command("delete")(friendly(account_delete))
+    accounts.command("purge")(friendly(account_purge))
     app.command("export")(friendly(export_cmd))
     app.command("import")(friendly(import_cmd))
     app.command("backup")(friendly(backup_cmd))

@@ -2,7 +2,7 @@
 
 A soft delete stamps ``deletedAt`` on every live node of the account (guard layer 1 then hides
 them from every read) and moves the account's folder aside (``account_files``), so no process
-can act for it any more. ``maxy purge`` hard-deletes a deleted account's nodes and its folder
+can act for it any more. ``maxy account purge`` hard-deletes a deleted account's nodes and its folder
 once the grace period has passed (``purge_deleted_accounts``, through the same batched purge
 as single nodes), or ``--purge --yes`` does it at once.
 
