@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import queue
 import socket
 import threading
 import time
@@ -186,7 +187,6 @@ class Database:
         done = threading.Event()
 
         def run() -> None:
-            _inside.active = True
             try:
                 box["value"] = call()
             except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
@@ -194,8 +194,7 @@ class Database:
             finally:
                 done.set()
 
-        context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(run,), name="neo4j-call", daemon=True).start()
+        _WORKERS.submit(contextvars.copy_context(), run)
         if not done.wait(wait):
             raise self._silent(wait)
         if "error" in box:
@@ -231,6 +230,36 @@ class Database:
             f"Neo4j at {self.uri} refused the credentials for user {self.settings.NEO4J_USER!r}: "
             f"check NEO4J_PASSWORD in the environment or {env_file()} ({one_line(err)})"
         )
+
+
+class _Workers:
+    """Daemon threads for bounded calls, reused: a call stuck on a silent server keeps its thread
+    (until the driver gives up on the socket) and never holds up the process's exit."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[contextvars.Context, Callable[[], None]]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, context: contextvars.Context, job: Callable[[], None]) -> None:
+        with self._lock:
+            spawn = self._idle == 0
+            if not spawn:
+                self._idle -= 1
+        if spawn:
+            threading.Thread(target=self._serve, name="neo4j-call", daemon=True).start()
+        self._jobs.put((context, job))
+
+    def _serve(self) -> None:
+        _inside.active = True
+        while True:
+            context, job = self._jobs.get()
+            context.run(job)
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _Workers()
 
 
 def _causes(err: BaseException) -> list[BaseException]:

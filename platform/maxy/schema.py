@@ -259,7 +259,7 @@ def _create_and_wait(db: Database, stmts: list[str], wait_seconds: int) -> tuple
     before = {i.name for i in list_indexes(db)}
     for stmt in stmts:
         db.write(stmt)
-    db.write(f"CALL db.awaitIndexes({int(wait_seconds)})")
+    db.write(f"CALL db.awaitIndexes({int(wait_seconds)})", timeout_=wait_seconds + 30)  # past NEO4J_QUERY_TIMEOUT_S
     indexes = list_indexes(db)
     not_online = [i.name for i in indexes if i.state != "ONLINE"]
     if not_online:

@@ -11,7 +11,9 @@ public key the public (read-only, publicAllowlist) one. A session (``mcp-session
 answers only the key that opened it; to any other key it is an unknown session. The active
 conversation of a call (what session-compact writes to) is the ``x-maxy-session-id`` header,
 else the MCP session. A body that is not one JSON-RPC message gets a JSON-RPC error (400).
-``/openapi.json`` and ``/docs`` describe ``/mcp`` and both ways to send the key. The keys
+``/health`` reports the database and the embedder (503 when Neo4j is down), ``/health/live``
+only that the process answers. ``/openapi.json`` and ``/docs`` describe ``/mcp`` and both ways
+to send the key. The keys
 themselves are kept by :mod:`maxy.mcp.keys`.
 """
 
@@ -32,6 +34,7 @@ from ..db import Database
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role, ToolContext, ToolError
 from ..plugins.discovery import LoadedPlugin
+from .health import health_report
 from .keys import ApiKey, ApiKeyStore
 from .server import MaxyMCPServer, _embedder, create_mcp_server, pinned_context
 from .stdio import bad_message
@@ -291,13 +294,24 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
 
-    @app.get("/health")
-    def health() -> dict[str, Any]:
-        return {
-            "ok": True,
-            "plugins": [p.name for p in plugins],
-            "tools": {role: sorted(server.maxy_tools) for role, server in servers.items()},
-        }
+    @app.get(
+        "/health",
+        responses={503: {"description": "Neo4j is unreachable or hung: every tool call fails until it is back"}},
+    )
+    def health() -> Any:
+        """The database (reachable, round-trip latency), the embedder (its breaker, its last error),
+        the plugins and tools; 503 when the database is down."""
+        from starlette.responses import JSONResponse
+
+        report = health_report(db, embedder)
+        report["plugins"] = [p.name for p in plugins]
+        report["tools"] = {role: sorted(server.maxy_tools) for role, server in servers.items()}
+        return JSONResponse(report, status_code=200 if report["ok"] else 503)
+
+    @app.get("/health/live")
+    def live() -> dict[str, Any]:
+        """The process answers (no database round trip)."""
+        return {"ok": True}
 
     return app
 
