@@ -193,6 +193,8 @@ _FIELD_PARAMS = {"properties": "props", "nodeIds": "ids", "attachmentId": "attac
 
 def flag_for(field: str, flags: dict[str, str]) -> str | None:
     """The flag that sets the API field ``field`` (``expandHops`` -> ``--expand-hops``), if any."""
+    if field in flags.values():  # raised with the flag's own name
+        return field
     head = field.split(".")[0]
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", head).lower()
     for candidate in (head, snake, snake.removesuffix("s"), snake + "s", _FIELD_PARAMS.get(head, "")):

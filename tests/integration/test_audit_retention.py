@@ -161,12 +161,12 @@ def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 def test_maxy_audit_prune_command(db, account, data_root: Path, linked) -> None:
     env = child_env(data_root, ACCOUNT_ID=account.account_id)
     bad = _cli(["audit", "prune", "--older-than", "30x"], env)
-    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr  # a bad flag is a usage error
     assert bad.stderr.strip().splitlines() == [
         "error: --older-than: '30x' is not a duration; give a whole number and a unit: 90m, 12h, 30d or 2w"
     ]
 
-    dry = _cli(["audit", "prune", "--older-than", "2w", "--dry-run", "--json"], env)
+    dry = _cli(["--verbose", "audit", "prune", "--older-than", "2w", "--dry-run", "--json"], env)
     assert dry.returncode == 0, dry.stderr
     report = json.loads(dry.stdout)
     assert report["toolCalls"] == 2 and report["dryRun"] is True and report["olderThan"] == "2w"

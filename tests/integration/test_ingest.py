@@ -705,7 +705,7 @@ def test_sigkill_during_folder_ingest_leaves_whole_hierarchies(db, writer, accou
     allowed = {att: set(v.values()) for att, v in hashes.items()}
     v2 = {att: v[2] for att, v in hashes.items()}
 
-    cmd = [sys.executable, "-m", "maxy.cli", "ingest", str(folder)]
+    cmd = [sys.executable, "-m", "maxy.cli", "--verbose", "ingest", str(folder)]
     env = cli_env(account, data_root)
     proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     written = 0

@@ -77,7 +77,7 @@ def test_calibrate_and_measure_on_small_folders(db, embedder, data_root, tmp_pat
         assert Calibration.from_json(embedder.name, data).cut == calibration.cut
 
         cli = subprocess.run(
-            [sys.executable, "-m", "maxy", "eval", "relevance", str(scifact), str(locomo), "--json"],
+            [sys.executable, "-m", "maxy", "--verbose", "eval", "relevance", str(scifact), str(locomo), "--json"],
             capture_output=True,
             text=True,
             env=dict(os.environ, DATA_ROOT=str(data_root)),

@@ -66,7 +66,9 @@ def test_env_validation_logs_graph_health_line(data_root, caplog):
 def _maxy(*args, env_extra):
     env = {k: v for k, v in os.environ.items() if k not in ("ACCOUNT_ID", "DATA_ROOT")}
     env.update(env_extra)
-    return subprocess.run([sys.executable, "-m", "maxy.cli", *args], capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "maxy.cli", "--verbose", *args], capture_output=True, text=True, env=env
+    )
 
 
 @pytest.mark.parametrize("case", ["missing", "no-on-disk-account", "mismatch", "ok"])
