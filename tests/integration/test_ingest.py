@@ -524,11 +524,13 @@ def test_ingest_paths_walks_folders(db, writer, account, tmp_path):
     results = ingest_paths(
         [root], writer, progress=lambda done, total, r: seen.append((done, total)), summarizer=EXTRACTIVE
     )
-    assert [Path(r.path).name for r in results] == ["a.md", "bad.txt", "b.txt", "c.html"]
+    # the unsupported file is named as skipped, first; hidden folders stay out without a word
+    assert [Path(r.path).name for r in results] == ["skip.pdf", "a.md", "bad.txt", "b.txt", "c.html"]
+    assert results[0].skipped and results[0].reason == "unsupported" and "'.pdf'" in (results[0].note or "")
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
-    bad = results[1]
+    bad = results[2]
     assert bad.error and "binary" in bad.error
-    good = [r for r in results if r.ok]
+    good = [r for r in results if r.ok and not r.skipped]
     assert all(r.attachment_id == attachment_id_for_path(r.path) for r in good)
     assert (
         attachment_id_for_path(root / "a.md").startswith("file:") and len(attachment_id_for_path(root / "a.md")) == 29
@@ -635,7 +637,7 @@ def test_cli_ingest_delete_purge(db, account, data_root, tmp_path, monkeypatch):
     assert res.exit_code == 0 and json.loads(res.stdout) == {"attachmentId": "cli-att", "deleted": 5}
     res = runner.invoke(app, ["delete", "--attachment", "nope"])
     assert res.exit_code == 1 and "attachmentId" in res.output
-    res = runner.invoke(app, ["purge", "--grace-days", "0", "--json"])
+    res = runner.invoke(app, ["purge", "--grace-days", "0", "--yes", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["deleted"] == {"Chunk": 2, "KnowledgeDocument": 1, "Section": 2}
 

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
+from ..fsfaults import describe, not_utf8
 from ..graph.confine import id_root
+from ..graph.validity import to_instant
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
 
@@ -47,16 +49,21 @@ def read_messages(path: Path) -> list[ImportedMessage]:
     path = Path(path)
     if not path.is_file():
         raise ValidationError("FILE", f"{path} does not exist")
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")  # not splitlines: U+2028 may sit in a string
+    except UnicodeDecodeError as err:
+        raise ValidationError("FILE", not_utf8(err, path)) from None
+    except OSError as err:
+        raise ValidationError("FILE", describe(err, path, action="read")) from None
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValidationError(f"{path.name}:{n}", f"not JSON ({err.msg})") from None
-            out.append(parse_message(row, f"{path.name}:{n}"))
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValidationError(f"{path.name}:{n}", f"not JSON ({err.msg})") from None
+        out.append(parse_message(row, f"{path.name}:{n}"))
     return out
 
 
@@ -67,6 +74,8 @@ def parse_message(row: Any, where: str) -> ImportedMessage:
     if missing:
         raise ValidationError(where, f"missing or empty field(s): {', '.join(missing)}")
     caption = row.get("image_caption")
+    if row.get("timestamp") not in (None, ""):
+        to_instant(row["timestamp"], f"{where}: timestamp")  # refused here rather than stored as text no filter reads
     return ImportedMessage(
         row["conversation"].strip(),
         row["session"].strip(),

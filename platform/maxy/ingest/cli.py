@@ -122,6 +122,7 @@ def _emit_ingest_json(results: list[Any], summarizer_name: str) -> None:
 
 def _print_ingest(results: list[Any]) -> None:
     from ..cli import err, out
+    from .hierarchy import SIZE_ONLY
 
     failed = [r for r in results if r.error]
     skipped = [r for r in results if r.skipped]
@@ -139,6 +140,16 @@ def _print_ingest(results: list[Any]) -> None:
             f"{sum(r.chunks for r in written)} chunks), skipped {len(skipped)}, failed {len(failed)}",
             highlight=False,
         )
+    for r in written:
+        if r.chunking == SIZE_ONLY:
+            err.print(
+                f"[yellow]warning:[/yellow] {r.path or r.attachment_id}: chunked by size, the embedder was "
+                "unavailable; ingest it again once it answers and it is re-chunked by topic",
+                highlight=False,
+                soft_wrap=True,
+            )
+        elif r.rechunked:
+            err.print(f"re-chunked {r.path or r.attachment_id} by topic (it was cut by size before)", highlight=False)
     for r in failed:
         err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
 
@@ -150,7 +161,7 @@ def register(app: typer.Typer) -> None:
     @app.command("ingest")
     @friendly
     def ingest_cmd(
-        paths: list[Path] = typer.Argument(..., help="Files or folders (.md .markdown .txt .html .htm)."),
+        paths: list[str] = typer.Argument(..., help="Files or folders (.md .markdown .txt .html .htm)."),
         attachment_id: str | None = typer.Option(
             None, "--attachment-id", help="The attachmentId for a single file (default: derived from its path)."
         ),
@@ -216,22 +227,67 @@ def register(app: typer.Typer) -> None:
     @friendly
     def purge_cmd(
         grace_days: float = typer.Option(7, "--grace-days", min=0, help="Keep soft-deleted nodes this many days."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
+        yes: bool = typer.Option(False, "--yes", help="Confirm --grace-days 0 (everything soft-deleted, at once)."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
-        """Hard-delete nodes soft-deleted longer ago than the grace period."""
+        """Hard-delete nodes soft-deleted longer ago than the grace period (--dry-run lists them)."""
+        from ..errors import ValidationError
         from ..graph.guards import Caller
-        from .lifecycle import purge
+        from .lifecycle import purge, purge_preview
 
         validated, db, settings = _writer_context(load_settings())
         try:
             caller = Caller.from_settings(settings, validated.account_id)
-            counts = purge(db, validated.account_id, grace_days=grace_days, caller=caller)
+            preview = None
+            if dry_run or (grace_days == 0 and not yes):
+                preview = purge_preview(db, validated.account_id, grace_days=grace_days, caller=caller)
+            counts = None if preview is not None else purge(db, validated.account_id, grace_days, caller=caller)
         finally:
             db.close()
-        if json_out:
-            emit_json({"graceDays": grace_days, "deleted": counts, "total": sum(counts.values())})
-        elif not counts:
-            out.print(f"nothing to purge (grace period {grace_days:g} days)", highlight=False)
-        else:
-            detail = ", ".join(f"{label} {n}" for label, n in counts.items())
-            out.print(f"purged {sum(counts.values())} node(s): {detail}", highlight=False)
+        if preview is None:
+            _print_purged(counts or {}, grace_days, json_out)
+            return
+        _print_preview(preview, grace_days, json_out)
+        if not dry_run and preview["counts"]:
+            raise ValidationError(
+                "--grace-days",
+                "0 hard-deletes everything soft-deleted, at once; nothing was deleted: "
+                "add --yes to purge what is listed above",
+            )
+
+
+def _print_purged(counts: dict[str, int], grace_days: float, json_out: bool) -> None:
+    from ..cli import emit_json, out
+
+    if json_out:
+        emit_json({"graceDays": grace_days, "deleted": counts, "total": sum(counts.values())})
+    elif not counts:
+        out.print(f"nothing to purge (grace period {grace_days:g} days)", highlight=False)
+    else:
+        detail = ", ".join(f"{label} {n}" for label, n in counts.items())
+        out.print(f"purged {sum(counts.values())} node(s): {detail}", highlight=False)
+
+
+def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool) -> None:
+    from ..cli import emit_json, out
+
+    counts = preview["counts"]
+    if json_out:
+        emit_json(
+            {
+                "graceDays": grace_days,
+                "dryRun": True,
+                "wouldDelete": counts,
+                "total": sum(counts.values()),
+                "documents": preview["documents"],
+            }
+        )
+        return
+    if not counts:
+        out.print(f"nothing to purge (grace period {grace_days:g} days)", highlight=False)
+        return
+    detail = ", ".join(f"{label} {n}" for label, n in counts.items())
+    out.print(f"would purge {sum(counts.values())} node(s): {detail}", highlight=False)
+    for doc in preview["documents"]:
+        out.print(f"  {doc['attachmentId']}  {doc['title'] or ''}  (deleted {doc['deletedAt']})", highlight=False)

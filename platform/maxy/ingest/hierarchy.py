@@ -51,6 +51,8 @@ from .parse import SUPPORTED_EXTENSIONS, ParsedDocument, ParsedSection, parse_fi
 from .summarize import ExtractiveSummarizer, SummaryJob, get_summarizer
 
 HIERARCHY_VERSION = "1"  # part of the content hash: bump it to re-ingest everything
+# KnowledgeDocument.chunking when a section was cut by size because the embedder was down
+SIZE_ONLY = "size-only"
 MAX_ATTACHMENT_ID = 512
 TITLE_SEPARATOR = " › "
 
@@ -65,9 +67,12 @@ class IngestResult:
     sections: int = 0
     chunks: int = 0
     skipped: bool = False
-    reason: str | None = None  # skipped: "unchanged" | "empty" | "outside-folder" | "protected-folder"; failed: "error"
+    # skipped: "unchanged" | "empty" | "outside-folder" | "protected-folder" | "unsupported"; failed: "error"
+    reason: str | None = None
     error: str | None = None
     note: str | None = None  # why a file was skipped, for people
+    chunking: str | None = None  # written: "semantic", or SIZE_ONLY while the embedder was down
+    rechunked: bool = False  # written again, unchanged, because its last ingest was size-only
     content_hash: str | None = None
     embedded: int = 0
     ms: int = 0
@@ -89,6 +94,8 @@ class IngestResult:
             "reason": d["reason"],
             "error": d["error"],
             "note": d["note"],
+            "chunking": d["chunking"],
+            "rechunked": d["rechunked"],
             "contentHash": d["content_hash"],
             "embedded": d["embedded"],
             "ms": d["ms"],
@@ -169,9 +176,10 @@ def _chunk_embed_fn(writer: GraphWriter) -> Callable[[list[str]], Any] | None:
     return embed
 
 
-def _chunks_of(text: str, embed: Callable[[list[str]], Any] | None, bounds: ChunkBounds) -> list[str]:
+def _chunks_of(text: str, embed: Callable[[list[str]], Any] | None, bounds: ChunkBounds) -> tuple[list[str], bool]:
+    """The chunks of a section, and whether they were cut by size only because the embedder failed."""
     try:
-        return chunk_text(text, embed, bounds)
+        return chunk_text(text, embed, bounds), False
     except EmbeddingError as err:
         log_line(
             "ingest",
@@ -179,9 +187,9 @@ def _chunks_of(text: str, embed: Callable[[list[str]], Any] | None, bounds: Chun
             level=logging.WARNING,
             reason="chunk-embed-failed",
             error=str(err)[:160],
-            fallback="size-only",
+            fallback=SIZE_ONLY,
         )
-        return chunk_text(text, None, bounds)
+        return chunk_text(text, None, bounds), True
 
 
 def _summary_source(title: str, sections: Sequence[ParsedSection]) -> str:
@@ -218,7 +226,9 @@ def build_specs(
     agent_list = list(agents) if agents is not None else None
 
     sections = [s for s in parsed.sections if s.text.strip()]
-    chunked = [_chunks_of(s.text, embed, bounds) for s in sections]
+    cut = [_chunks_of(s.text, embed, bounds) for s in sections]
+    chunked = [chunks for chunks, _ in cut]
+    degraded = any(size_only for _, size_only in cut)
     jobs = [SummaryJob("document", _summary_source(title, sections), title)]
     if len(sections) > 1:
         jobs += [SummaryJob("section", s.text, s.heading) for s in sections]
@@ -248,6 +258,8 @@ def build_specs(
     }
     if parsed.source_path:
         doc_props["sourcePath"] = parsed.source_path
+    if degraded:  # the next ingest of this document re-chunks it, even unchanged (see _unchanged)
+        doc_props["chunking"] = SIZE_ONLY
     specs = [NodeSpec(["KnowledgeDocument"], doc_props, node_id=doc_id, scope=scope, agents=agent_list)]
     for s_i, (section, chunks) in enumerate(zip(sections, chunked, strict=True)):
         sec_id = section_node_id(root, attachment_id, chash, s_i)
@@ -306,7 +318,7 @@ def _live_query(writer: GraphWriter) -> tuple[str, dict[str, Any]]:
     MATCH (d:Node {{nodeId: id}})
     WHERE d:KnowledgeDocument AND {guard.clause}
     RETURN d.nodeId AS id, d.contentHash AS hash, d.scope AS scope, d.agents AS agents,
-           d.sectionCount AS sections, d.chunkCount AS chunks, d.title AS title
+           d.sectionCount AS sections, d.chunkCount AS chunks, d.title AS title, d.chunking AS chunking
     """
     return query, guard.params
 
@@ -337,7 +349,8 @@ def _replace_previous(writer: GraphWriter, plans: list[_Plan]) -> Callable[[neo4
 
 
 def _unchanged(writer: GraphWriter, plans: list[_Plan], scope: str | None, agents: list[str] | None) -> set[str]:
-    """Doc ids whose live hierarchy already has this content, scope and agents."""
+    """Doc ids whose live hierarchy already has this content, scope and agents, and was chunked
+    with the embedder (a size-only hierarchy is re-chunked while an embedder is configured)."""
     if not plans:
         return set()
     query, params = _live_query(writer)
@@ -349,6 +362,9 @@ def _unchanged(writer: GraphWriter, plans: list[_Plan], scope: str | None, agent
         if plan is None:
             continue
         if row["hash"] == plan.chash and row["scope"] == scope and row["agents"] == agents:
+            if row["chunking"] == SIZE_ONLY and writer.embedder is not None:
+                plan.result.rechunked = True
+                continue
             plan.result.sections = row["sections"] or 0
             plan.result.chunks = row["chunks"] or 0
             same.add(row["id"])
@@ -365,6 +381,9 @@ def _log_result(account_id: str, r: IngestResult) -> None:
     }
     if r.reason:
         fields["reason"] = r.reason
+    if r.chunking == SIZE_ONLY or r.rechunked:
+        fields["chunking"] = r.chunking
+        fields["rechunked"] = r.rechunked
     if r.error:
         fields["error"] = r.error[:200]
     fields["ms"] = r.ms
@@ -435,6 +454,7 @@ def _ingest_parsed(
         embedded = {w.node_id for w in written if w.embedded}
         for plan in todo:
             plan.result.embedded = sum(1 for s in plan.specs or [] if s.node_id in embedded)
+            plan.result.chunking = (plan.specs[0].properties.get("chunking") if plan.specs else None) or "semantic"
 
     ms = round((time.perf_counter() - started) * 1000)
     for r in results:
@@ -598,16 +618,26 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def _walk(root: Path) -> list[Path]:
-    """Supported, non-hidden files under ``root``; directory symlinks are not followed."""
-    out = []
+def _walk(root: Path) -> tuple[list[Path], list[Path]]:
+    """Supported and unsupported non-hidden files under ``root``; directory symlinks are not followed."""
+    supported: list[Path] = []
+    unsupported: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in filenames:
             f = Path(dirpath) / name
-            if f.suffix.lower() in SUPPORTED_EXTENSIONS and not _hidden(f, root) and f.is_file():
-                out.append(f)
-    return sorted(out)
+            if _hidden(f, root) or not f.is_file():
+                continue
+            (supported if f.suffix.lower() in SUPPORTED_EXTENSIONS else unsupported).append(f)
+    return sorted(supported), sorted(unsupported)
+
+
+def _unsupported(f: Path) -> SkippedFile:
+    return SkippedFile(
+        f,
+        "unsupported",
+        f"{f}: unsupported file type {f.suffix or '(none)'!r} (supported: {', '.join(SUPPORTED_EXTENSIONS)})",
+    )
 
 
 def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | None = None) -> FileSet:
@@ -637,11 +667,15 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
             found.append(real)
 
     for raw in paths:
+        if not str(raw).strip():  # Path("") is ".": an empty argument must not mean this folder
+            raise ValidationError("path", f"{str(raw)!r} is empty: name a file or a folder ('.' for this folder)")
         p = Path(raw).expanduser()
         if p.is_dir():
             folder = p.resolve()
-            for f in _walk(folder):
+            files, others = _walk(folder)
+            for f in files:
                 take(f, folder)
+            skipped.extend(_unsupported(f) for f in others)
         elif p.is_file():
             if p.suffix.lower() not in SUPPORTED_EXTENSIONS:
                 raise ValidationError(
@@ -689,7 +723,7 @@ def ingest_paths(
         log_line(
             "ingest",
             "skip",
-            level=logging.WARNING,
+            level=logging.INFO if skip.reason == "unsupported" else logging.WARNING,
             reason=skip.reason,
             path=str(skip.path),
             accountId=short(writer.account.account_id),

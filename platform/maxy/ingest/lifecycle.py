@@ -52,15 +52,33 @@ def _soft_delete_query(caller: Caller) -> tuple[str, dict[str, Any]]:
     return query, d.params
 
 
+_EXPIRED = "n.deletedAt IS NOT NULL AND datetime(n.deletedAt) < datetime($cutoff)"
+
+
 def _purge_query(caller: Caller) -> tuple[str, dict[str, Any]]:
     n = domain_guard(caller, "n")
     query = f"""
     MATCH (n:Node {{accountId: $acc}})
-    WHERE n.deletedAt IS NOT NULL AND datetime(n.deletedAt) < datetime($cutoff) AND {n.clause}
+    WHERE {_EXPIRED} AND {n.clause}
     WITH n, [l IN labels(n) WHERE l <> 'Node'] AS labels
     CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF $rows ROWS
     UNWIND (CASE WHEN size(labels) = 0 THEN ['Node'] ELSE labels END) AS label
     RETURN label, count(*) AS count
+    """
+    return query, n.params
+
+
+def _preview_query(caller: Caller) -> tuple[str, dict[str, Any]]:
+    n = domain_guard(caller, "n")
+    query = f"""
+    MATCH (n:Node {{accountId: $acc}})
+    WHERE {_EXPIRED} AND {n.clause}
+    WITH n, [l IN labels(n) WHERE l <> 'Node'] AS labels
+    UNWIND (CASE WHEN size(labels) = 0 THEN ['Node'] ELSE labels END) AS label
+    WITH label, count(*) AS count,
+         collect(CASE WHEN label = 'KnowledgeDocument'
+                      THEN {{attachmentId: n.attachmentId, title: n.title, deletedAt: n.deletedAt}} END) AS docs
+    RETURN label, count, docs[..$shown] AS docs ORDER BY label
     """
     return query, n.params
 
@@ -129,6 +147,34 @@ def soft_delete_attachment(
     return stamped
 
 
+def _cutoff(grace_days: float, now: datetime | None) -> str:
+    if isinstance(grace_days, bool) or not isinstance(grace_days, (int, float)) or grace_days < 0:
+        raise ValidationError("graceDays", "must be a number of days >= 0")
+    return _iso((now or datetime.now(UTC)) - timedelta(days=grace_days))
+
+
+def purge_preview(
+    db: Database,
+    account_id: str,
+    grace_days: float = DEFAULT_GRACE_DAYS,
+    now: datetime | None = None,
+    *,
+    caller: Caller | None = None,
+    shown: int = 50,
+) -> dict[str, Any]:
+    """What :func:`purge` would delete, deleting nothing: counts per label and the first
+    ``shown`` documents (attachmentId, title, deletedAt)."""
+    view = _caller(account_id, caller)
+    cutoff = _cutoff(grace_days, now)
+    query, params = _preview_query(view)
+    rows = db.read(query, acc=account_id, cutoff=cutoff, shown=shown, **params)
+    return {
+        "cutoff": cutoff,
+        "counts": {r["label"]: int(r["count"]) for r in rows},
+        "documents": [d for r in rows for d in r["docs"]],
+    }
+
+
 def purge(
     db: Database,
     account_id: str,
@@ -143,10 +189,8 @@ def purge(
     A node with several labels (besides the base :Node) is counted under each of them.
     """
     view = _caller(account_id, caller)
-    if isinstance(grace_days, bool) or not isinstance(grace_days, (int, float)) or grace_days < 0:
-        raise ValidationError("graceDays", "must be a number of days >= 0")
+    cutoff = _cutoff(grace_days, now)
     started = time.perf_counter()
-    cutoff = _iso((now or datetime.now(UTC)) - timedelta(days=grace_days))
     query, params = _purge_query(view)
     rows = db.autocommit(query, acc=account_id, cutoff=cutoff, rows=PURGE_BATCH_ROWS, **params)
     counts = {r["label"]: int(r["count"]) for r in sorted(rows, key=lambda r: r["label"])}

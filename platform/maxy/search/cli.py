@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         ),
         expand_hops: int = typer.Option(1, "--expand-hops", help="1: attach related nodes; 0: compact."),
         scope: list[str] = typer.Option(None, "--scope", help="Allowed scopes (repeatable); default: all."),
-        agent: str = typer.Option(None, "--agent", help="Only nodes tagged for this agent slug."),
+        agent: str = typer.Option(None, "--agent", callback=_agent_slug, help="Only nodes tagged for this agent slug."),
         fusion: str = typer.Option(
             None, "--fusion", help="weighted | rrf | vector | bm25 [default: weighted, or rrf with MAXY_GS_RRF]"
         ),
@@ -61,21 +61,22 @@ def register(app: typer.Typer) -> None:
         embedder = _embedder_or_none(settings, err)
         with Database(settings) as db:
             response = hybrid(db, caller, request, embedder, config)
+        warnings = list(response.warnings) + _absent_fields(response.hits, request.fields)
         project(response.hits, request.fields, caller.account_id)
         if json_out:
             emit_json(
                 {
                     "query": query,
                     "mode": response.mode,
-                    "warnings": response.warnings,
+                    "warnings": warnings,
                     "stats": {k: round(v, 2) if isinstance(v, float) else v for k, v in response.stats.items()},
                     "results": to_json(response.hits, explain=explain),
                     **({"nearestMiss": to_json([response.nearest_miss])[0]} if response.nearest_miss else {}),
                 }
             )
         else:
-            for w in response.warnings:
-                err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+            for w in warnings:
+                err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
             if brief:
                 for i, hit in enumerate(response.hits, start=1):
                     out.print(_brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
@@ -92,10 +93,12 @@ def register(app: typer.Typer) -> None:
         recreate: bool = typer.Option(
             False, "--recreate", help="Rebuild vector indexes whose dimensions differ, then re-embed."
         ),
-        batch_size: int = typer.Option(64, "--batch-size"),
+        batch_size: int = typer.Option(64, "--batch-size", min=1, help="Nodes embedded per call."),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
-        """Embed nodes that lack an embedding (after an embedder outage or a model change)."""
+        """Embed nodes that lack an embedding (after an embedder outage or a model change), and
+        re-chunk by topic the documents cut by size while the embedder was down. Exits 1 when
+        nodes are left without an embedding."""
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -109,6 +112,8 @@ def register(app: typer.Typer) -> None:
         from ..db import Database
         from ..embeddings import get_embedder
         from ..graph.guards import Caller
+        from ..graph.write import GraphWriter
+        from ..ingest.rechunk import rechunk_size_only
         from ..schema import apply_schema
         from .reindex import count_missing
         from .reindex import reindex as run_reindex
@@ -142,20 +147,73 @@ def register(app: typer.Typer) -> None:
                     caller=caller,
                     progress=lambda n: progress.update(task, completed=n),
                 )
+            if not summary["failed"]:  # the embedder answers: documents cut by size can be cut by topic
+                writer = GraphWriter(db, validated, embedder, caller=caller, created_by="reindex")
+                summary.update(rechunk_size_only(writer).as_dict())
         summary["modelChanged"] = model_changed
-        if json_out:
-            emit_json(summary)
-        else:
-            out.print(
-                f"reindexed {summary['embedded']} node(s), {summary['failed']} failed, "
-                f"{summary['remaining']} still without embedding ({summary['ms']} ms)"
-            )
-        if model_changed:
+        _report_reindex(summary, embedder.name, json_out)
+
+
+def _report_reindex(summary: dict[str, Any], model: str, json_out: bool) -> None:
+    """Print a reindex summary; raise (exit 1) when nodes are left without an embedding."""
+    from ..cli import emit_json, err, out
+    from ..errors import MaxyError
+
+    if json_out:
+        emit_json(summary)
+    else:
+        out.print(
+            f"reindexed {summary['embedded']} node(s), {summary['failed']} failed, "
+            f"{summary['remaining']} still without embedding ({summary['ms']} ms)"
+            + (f", re-chunked {summary['rechunked']} document(s)" if summary.get("rechunked") else "")
+        )
+        for doc in summary.get("sizeOnlyLeft", []):
             err.print(
-                f"the embedding model changed to {embedder.name}: every account's vectors were dropped; "
-                "this run re-embedded this account only. Run `ACCOUNT_ID=<id> maxy reindex` for each other "
-                "account (`maxy account list`); until then their searches are BM25-only."
+                f"[yellow]warning:[/yellow] {doc['sourcePath'] or doc['attachmentId']}: still chunked by size "
+                f"({doc['reason']})",
+                highlight=False,
+                soft_wrap=True,
             )
+    if summary["modelChanged"]:
+        err.print(
+            f"the embedding model changed to {model}: every account's vectors were dropped; "
+            "this run re-embedded this account only. Run `ACCOUNT_ID=<id> maxy reindex` for each other "
+            "account (`maxy account list`); until then their searches are BM25-only."
+        )
+    if summary["left"]:
+        raise MaxyError(
+            f"{summary['left']} node(s) left without an embedding"
+            + (f" (the embedder failed: {summary['error']})" if summary.get("error") else "")
+            + ": run `maxy reindex` again once the embedder answers; it continues where this run stopped"
+        )
+
+
+def _agent_slug(value: str | None) -> str | None:
+    from ..errors import ValidationError
+    from ..graph.allowlist import check_agent_slug
+
+    if value is None:
+        return None
+    try:
+        return check_agent_slug(value, field="--agent")
+    except ValidationError as exc:
+        raise typer.BadParameter(exc.reason) from None
+
+
+def _absent_fields(hits: Any, fields: tuple[str, ...] | None) -> list[str]:
+    """A warning naming each --fields property that none of the hits has (a typo would otherwise
+    return bare hits without a word)."""
+    if not fields or not hits:
+        return []
+    own = [f for f in fields if not f.startswith("related.")]
+    absent = [f for f in own if not any(f in h.properties for h in hits)]
+    if not absent:
+        return []
+    present = sorted({k for h in hits for k in h.properties if k != "embedding"})
+    return [
+        f"--fields: no result has {', '.join(map(repr, absent))}; "
+        f"these results have: {', '.join(present) or 'no properties'}"
+    ]
 
 
 def _brief_line(rank: int, hit: Any) -> str:

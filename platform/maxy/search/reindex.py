@@ -16,6 +16,7 @@ from typing import Any
 from ..accounts import ValidatedAccount
 from ..db import Database
 from ..embeddings.base import Embedder, EmbeddingError
+from ..errors import ValidationError
 from ..graph.allowlist import INDEXED_LABELS, check_labels
 from ..graph.guards import Caller, node_guard
 from ..graph.names import node_keys
@@ -57,7 +58,11 @@ def reindex(
     batch_size: int = 64,
     progress: Callable[[int], None] | None = None,
     caller: Caller | None = None,
-) -> dict[str, int]:
+) -> dict[str, Any]:
+    """Embed the caller's nodes that lack an embedding; the summary counts them, and ``left``
+    (nodes with text still unembedded) with ``error`` (the embedder's) says what a re-run has to do."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValidationError("batchSize", f"must be a whole number >= 1, got {batch_size!r}")
     started = time.perf_counter()
     wanted = _labels(labels)
     account_id = account.account_id
@@ -69,6 +74,7 @@ def reindex(
         "ORDER BY n.nodeId LIMIT $limit",
     )
     embedded = failed = skipped = 0
+    error = ""
     after = ""
     while True:
         rows = db.read(query, labels=wanted, after=after, limit=batch_size, **params)
@@ -82,21 +88,26 @@ def reindex(
             vectors = embedder.embed(list(todo.values())) if todo else []
         except EmbeddingError as err:
             failed += len(todo)
+            error = str(err)[:200]
             log_line("reindex", "warn", level=logging.WARNING, reason="embed-failed", error=str(err)[:200])
             break  # the embedder is down: stop, a re-run continues from here
         embedded += writer.set_embeddings(dict(zip(todo, vectors, strict=True)))
         if progress is not None:
             progress(embedded + skipped)
     remaining = count_missing(db, account_id, labels, caller=writer.caller)
-    summary = {
+    summary: dict[str, Any] = {
         "keyed": keyed,
         "embedded": embedded,
         "skipped": skipped,
         "failed": failed,
         "remaining": remaining,
+        # textless nodes never get a vector; anything beyond them is work left for a re-run
+        "left": max(remaining - skipped, 0),
         "ms": round((time.perf_counter() - started) * 1000),
     }
     log_line("reindex", accountId=short(account_id), labels=len(wanted), **summary)
+    if error:
+        summary["error"] = error
     return summary
 
 
