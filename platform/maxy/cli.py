@@ -136,7 +136,9 @@ def status(
     account: str | None = typer.Option(None, "--account", help="Report this account instead of ACCOUNT_ID."),
 ) -> None:
     """Neo4j, indexes, embedder, account and the data's health: healthy or what to do next."""
-    _print_status(load_settings(ACCOUNT_ID=account) if account else load_settings(), json_out)
+    settings = load_settings()
+    # --account is checked against the accounts on disk like ACCOUNT_ID, and reported the same way
+    _print_status(settings.model_copy(update={"ACCOUNT_ID": account}) if account else settings, json_out)
 
 
 def _print_status(settings: Any, json_out: bool) -> None:
