@@ -110,3 +110,21 @@ def test_maxy_status_reports_the_data_for_an_account(
     assert f"data      account {account.account_id}: 6 nodes (" in text.stdout
     assert "3 without embedding; 2 deleted awaiting purge; audit 2 ToolCall(s) since" in text.stdout
     assert "note: 3 node(s) of account" in text.stdout
+
+
+def test_an_account_that_is_not_on_disk_is_the_account_problem(db, data_root: Path) -> None:
+    env = child_env(data_root)
+    run = subprocess.run(
+        [*CLI, "status", "--json", "--account", "no such account"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    report = json.loads(run.stdout)
+    assert report["account"]["matchesOnDisk"] is False and report["data"]["account"] is None
+    assert report["data"]["total"]["nodesTotal"] >= 0
+    assert any(p.startswith("ACCOUNT_ID=no such account: ") and "maxy account" in p for p in report["problems"])
