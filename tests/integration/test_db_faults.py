@@ -7,6 +7,9 @@ hung one (connections open, nothing answers). The shared server itself is never 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import socket
 import subprocess
 import time
@@ -17,6 +20,7 @@ from maxy.config import Settings
 from maxy.db import SERVER_GRACE_S as GRACE_S
 from maxy.db import Database
 from maxy.errors import DatabaseUnavailable
+from maxy.neo4j import Neo4jRuntime
 
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 from tests.tcp_proxy import TcpProxy
@@ -120,3 +124,38 @@ def test_a_query_longer_than_the_timeout_is_stopped_by_the_server(neo4j_ready: S
         assert "stopped a query that ran longer than NEO4J_QUERY_TIMEOUT_S=1s" in str(info.value)
         # a longer timeout for one call, as schema apply's index wait uses
         assert db.read("RETURN 1 AS one", timeout_=60) == [{"one": 1}]
+
+
+def test_a_second_real_server_frozen_then_killed(tmp_path, neo4j_ready: Settings) -> None:
+    """The same faults on a real Neo4j of this test's own (its own home and port): SIGSTOP, then
+    SIGCONT, then kill -9."""
+    password = "maxy-faults-" + os.urandom(6).hex()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    runtime = Neo4jRuntime(tmp_path / "home", port, password, heap="256m", pagecache="64m")
+    runtime.install()
+    pid = runtime.start(timeout=180).pid
+    settings = neo4j_ready.model_copy(
+        update={"NEO4J_URI": runtime.uri, "NEO4J_PASSWORD": password, "NEO4J_QUERY_TIMEOUT_S": QUERY_TIMEOUT_S}
+    )
+    try:
+        with Database(settings) as db:
+            assert db.read("RETURN 1 AS one") == [{"one": 1}]
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                waited, message = _timed(lambda: db.write("CREATE (:MaxyFaultTest)"))
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            assert QUERY_TIMEOUT_S <= waited < QUERY_TIMEOUT_S + GRACE_S + 1.0
+            assert "did not answer" in message
+            assert db.read("RETURN 1 AS one") == [{"one": 1}]  # back after SIGCONT
+
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(0.5)  # the kernel closes its sockets
+            waited, message = _timed(lambda: db.read("RETURN 1"))
+            assert waited < 2.0 and "not reachable" in message and "Connection refused" in message
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        runtime.stop(timeout=30)
