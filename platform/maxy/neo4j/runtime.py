@@ -195,7 +195,7 @@ def probe_bolt(
             return ProbeResult(False, True, f"{exc.code}: {exc.message}")
         return ProbeResult(False, False, f"{exc.code}: {exc.message}")
     except (Neo4jError, DriverError, OSError) as exc:
-        return ProbeResult(False, False, f"{exc.__class__.__name__}: {exc}")
+        return ProbeResult(False, False, f"{exc.__class__.__name__}: {' '.join(str(exc).split())}")  # one line
     finally:
         driver.close()
 
