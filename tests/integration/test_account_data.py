@@ -231,6 +231,8 @@ def test_the_commands_with_one_line_errors(db, filled, data_root, tmp_path):
     deleted = run("account", "delete", acc, "--force", "--purge", "--yes", "--json")
     assert deleted.returncode == 0, deleted.stderr
     assert json.loads(deleted.stdout)["purged"] is True and count_graph(db, acc)["nodes"] == 0
+    gone = run("export", "--account", acc)
+    assert gone.returncode != 0 and gone.stdout == "" and "no such account" in gone.stderr
 
     imported = run("import", str(tmp_path / "a.jsonl"), "--json")
     assert imported.returncode == 0, imported.stderr

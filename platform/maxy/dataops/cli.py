@@ -27,6 +27,20 @@ def _unpinned(settings: Any, what: str) -> None:
         )
 
 
+def _live_account(data_root: Path, account: str) -> str:
+    """A live account's canonical id; a one-line refusal for a deleted or unknown one."""
+    from ..errors import AccountError
+    from . import account_files
+    from .deletion import unknown_account
+
+    account_id = account_files.canonical_id(account, field="--account")
+    if (account_files.live_folder(data_root, account_id) / account_files.ACCOUNT_FILE).is_file():
+        return account_id
+    if account_files.deleted_at(data_root, account_id) is not None:
+        raise AccountError("deleted", f"account {account_id} is deleted: there is nothing left to export")
+    raise unknown_account(account_id)
+
+
 def account_delete(
     account_id: str = typer.Argument(..., metavar="ID", help="The account's id (`maxy account list`)."),
     purge_now: bool = typer.Option(False, "--purge", help="Hard-delete at once instead of after the grace period."),
@@ -104,9 +118,12 @@ def export_cmd(
 
     settings = load_settings()
     _unpinned(settings, "maxy export")
-    validated = validate_account(settings.data_root, account or settings.ACCOUNT_ID)
+    if account is None:
+        account_id = validate_account(settings.data_root, settings.ACCOUNT_ID).account_id
+    else:
+        account_id = _live_account(settings.data_root, account)
     with Database(settings) as db:
-        export_account(db, settings.data_root, validated.account_id, sys.stdout, with_vectors=with_vectors)
+        export_account(db, settings.data_root, account_id, sys.stdout, with_vectors=with_vectors)
 
 
 def import_cmd(
