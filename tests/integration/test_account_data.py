@@ -239,3 +239,19 @@ def test_the_commands_with_one_line_errors(db, filled, data_root, tmp_path):
     assert json.loads(imported.stdout)["vectors"] == "from-file"
     again = run("import", str(tmp_path / "a.jsonl"))
     assert again.returncode != 0 and again.stderr.count("\n") == 1 and "--replace" in again.stderr
+
+
+def test_import_brings_back_a_soft_deleted_account(db, embedder, filled, data_root, tmp_path):
+    acc = filled.account_id
+    before = _graph(db, acc)
+    search_before = _search(db, embedder, acc)
+    path = tmp_path / "account.jsonl"
+    _export(db, data_root, acc, path, with_vectors=True)
+    delete_account(db, data_root, acc, active_account_id=None)
+    assert not any(_search(db, embedder, acc))
+
+    result = import_account(db, data_root, path)
+    assert result.cleared == len(before[0]) and not account_files.deleted_folder(data_root, acc).exists()
+    assert validate_account(data_root, acc).account_id == acc
+    assert _graph(db, acc) == before  # the note forgotten before the export keeps its own deletedAt
+    assert _search(db, embedder, acc) == search_before
