@@ -8,6 +8,7 @@ account a user works in holds only what the user put there.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,9 +123,11 @@ def register(app: typer.Typer) -> None:
             )
         else:
             what = "created" if run.created else "reused"
+            skipped = Counter(r.reason for r in run.ingest if r.skipped)
+            detail = "".join(f", {n} {reason}" for reason, n in sorted(skipped.items()))
             err.print(
-                f"demo: account {run.account_name} ({run.account_id}, {what}): ingested {len(written)} document(s), "
-                f"{len(run.ingest) - len(written) - len(run.failed)} unchanged",
+                f"demo: account {run.account_name} ({run.account_id}, {what}): "
+                f"ingested {len(written)} document(s){detail}",
                 highlight=False,
                 soft_wrap=True,
             )
