@@ -79,3 +79,10 @@ def test_the_conversation_example_is_a_valid_import() -> None:
     assert len(messages) >= 2 and all(m.timestamp for m in messages)
     fields = set(re.findall(r"^\| `([a-z_]+)` \|", section("Conversation JSONL"), re.M))
     assert set().union(*(json.loads(line) for line in lines)) <= fields  # each example field is described
+
+
+def test_every_doc_is_listed() -> None:
+    listed = set(re.findall(r"^\| `(docs/[a-z0-9-]+\.md)` \|", section("Documentation"), re.M))
+    pages = {f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")}
+    assert sorted(pages - listed) == [], "docs/ pages missing from README's Documentation table"
+    assert sorted(listed - pages) == [], "README's Documentation table lists pages that do not exist"
