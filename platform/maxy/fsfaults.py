@@ -39,7 +39,7 @@ def describe(err: OSError, path: Path, *, setting: str | None = None, action: st
     elif code == errno.EISDIR:
         fix = f"{path} is a folder where a file is expected: move it away"
     elif code in (errno.EACCES, errno.EPERM):
-        fix = f"permission denied: make {path.parent} {action}able by this user{elsewhere}"
+        fix = f"permission denied: make {path.parent} {'readable' if action == 'read' else 'writable'} by this user{elsewhere}"
     elif code == errno.ENOENT:
         fix = f"the folder {path.parent} does not exist: create it first{elsewhere}"
     else:
