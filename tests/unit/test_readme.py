@@ -48,16 +48,17 @@ def test_every_command_has_a_row_and_every_row_a_command() -> None:
 
 def environment_names() -> set[str]:
     """The variables the code and the installer read besides ``Settings``: literal names given to
-    ``os.environ``, names held in ``*_ENV`` / ``ENV_VAR`` constants, and every ``MAXY_*`` literal."""
+    ``os.environ``, names held in ``*_ENV`` / ``ENV_VAR`` constants, every ``MAXY_*`` literal, and
+    the installer's ``${NAME:-default}``."""
     names: set[str] = set()
     for path in (REPO / "platform").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         names |= set(re.findall(r"environ(?:\.get\(|\[)\"([A-Z][A-Z0-9_]+)\"", text))
         names |= set(re.findall(r"^[A-Z_]*(?:_ENV|ENV_VAR) = \"([A-Z][A-Z0-9_]+)\"", text, re.M))
         names |= set(re.findall(r"\"(MAXY_[A-Z0-9_]*[A-Z0-9])\"", text))
-    for path in (REPO / "installer").glob("*.sh"):
-        names |= set(re.findall(r"\$\{?([A-Z][A-Z0-9_]+)", path.read_text(encoding="utf-8")))
-    return names - {"HOME", "PATH", "ROOT", "VENV", "PY", "STAMP", "WANT"}  # shell's own and the script's locals
+    for path in (REPO / "installer").glob("*.sh"):  # ${NAME:-default}: what the scripts read
+        names |= set(re.findall(r"\$\{([A-Z][A-Z0-9_]+):-", path.read_text(encoding="utf-8")))
+    return names
 
 
 def test_every_setting_and_variable_is_in_the_configuration_section() -> None:
