@@ -152,7 +152,9 @@ def import_cmd(
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     with Database(settings) as db:
-        result = import_account(db, settings.data_root, file, replace=replace, reembed=reembed, embedder=embedder)
+        result = import_account(
+            db, settings.data_root, file, replace=replace, reembed=reembed, embedder=embedder, plan=plan
+        )
     if json_out:
         emit_json(result.as_dict())
     else:

@@ -1,7 +1,7 @@
 """``maxy export``: one account, whole, as JSON Lines (the format: ``maxy.dataops.jsonl``).
 
-Nodes are read a page at a time in nodeId order, then the relationships among them, so memory
-stays flat however large the account. The header's counts are taken first and checked at the
+Nodes are read a page at a time in nodeId order, then the relationships among them; only the
+ids are held in memory, however large the account. The header's counts are taken first and checked at the
 end: an account written to during the export is reported, not silently exported half-changed.
 """
 
@@ -29,12 +29,12 @@ def export_account(
     """Write the account to ``out``; returns the header (with its counts)."""
     started = time.perf_counter()
     record = account_files.read_account_record(data_root, account_id)
+    # ids first (one index read), then the nodes by id: every page costs the same however large the account
+    node_ids = [
+        r["id"] for r in db.read("MATCH (n:Node {accountId: $acc}) RETURN n.nodeId AS id ORDER BY id", acc=account_id)
+    ]
     counted = db.read(
-        """
-        MATCH (n:Node {accountId: $acc})
-        OPTIONAL MATCH (n)-[r]->(m:Node {accountId: $acc})
-        RETURN count(DISTINCT n) AS nodes, count(r) AS relationships
-        """,
+        "MATCH (n:Node {accountId: $acc})-[r]->(m:Node {accountId: $acc}) RETURN count(r) AS relationships",
         acc=account_id,
     )[0]
     model = recorded_embedder(db) or {}
@@ -47,7 +47,7 @@ def export_account(
         "dimensions": model.get("dimensions"),
         "withVectors": with_vectors,
         "exportedAt": datetime.now(UTC).isoformat(),
-        "counts": {"nodes": int(counted["nodes"]), "relationships": int(counted["relationships"])},
+        "counts": {"nodes": len(node_ids), "relationships": int(counted["relationships"])},
     }
     account = {
         "kind": "account",
@@ -57,16 +57,16 @@ def export_account(
     }
     _line(out, header)
     _line(out, account)
-    node_ids: list[str] = []
-    for node in _nodes(db, account_id, with_vectors):
-        node_ids.append(node["nodeId"])
+    nodes = 0
+    for node in _nodes(db, account_id, node_ids, with_vectors):
+        nodes += 1
         _line(out, node)
     relationships = 0
     for rel in _relationships(db, account_id, node_ids):
         relationships += 1
         _line(out, rel)
     out.flush()
-    written = {"nodes": len(node_ids), "relationships": relationships}
+    written = {"nodes": nodes, "relationships": relationships}
     log_line(
         "export",
         accountId=short(account_id),
@@ -87,27 +87,24 @@ def _line(out: TextIO, record: dict[str, Any]) -> None:
     out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
-def _nodes(db: Database, account_id: str, with_vectors: bool) -> Iterator[dict[str, Any]]:
+def _nodes(db: Database, account_id: str, node_ids: list[str], with_vectors: bool) -> Iterator[dict[str, Any]]:
+    """The nodes a page of ids at a time, each page one lookup by the nodeId index."""
     props = "properties(n)" if with_vectors else f"n {{.*, {jsonl.VECTOR_PROPERTY}: null}}"
-    after = ""
-    while True:
+    for i in range(0, len(node_ids), PAGE):
         rows = db.read(
             f"""
-            MATCH (n:Node {{accountId: $acc}}) WHERE n.nodeId > $after
+            UNWIND $ids AS id
+            MATCH (n:Node {{nodeId: id}}) WHERE n.accountId = $acc
             RETURN n.nodeId AS nodeId, [l IN labels(n) WHERE l <> 'Node'] AS labels, {props} AS properties
-            ORDER BY n.nodeId LIMIT $page
+            ORDER BY nodeId
             """,
+            ids=node_ids[i : i + PAGE],
             acc=account_id,
-            after=after,
-            page=PAGE,
         )
         for row in rows:
             properties = {k: v for k, v in row["properties"].items() if v is not None}
             jsonl.check_properties(properties, f"node {row['nodeId']}")
             yield {"kind": "node", "nodeId": row["nodeId"], "labels": sorted(row["labels"]), "properties": properties}
-        if len(rows) < PAGE:
-            return
-        after = rows[-1]["nodeId"]
 
 
 def _relationships(db: Database, account_id: str, node_ids: list[str]) -> Iterator[dict[str, Any]]:

@@ -167,10 +167,12 @@ def import_account(
     replace: bool = False,
     reembed: bool = False,
     embedder: Embedder | None = None,
+    plan: ImportPlan | None = None,
 ) -> ImportResult:
-    """Import a checked export file; ``embedder`` None leaves missing vectors for ``maxy reindex``."""
+    """Import an export file (``plan``: its :func:`check_file`, if already made); ``embedder``
+    None leaves missing vectors for ``maxy reindex``."""
     started = time.perf_counter()
-    plan = check_file(path)
+    plan = plan if plan is not None and plan.path == path else check_file(path)
     account_id = plan.account_id
     keep_vectors = plan.vectors > 0 and not reembed
     if keep_vectors:
