@@ -146,6 +146,8 @@ def test_soft_delete_hides_everything_and_purges_after_the_grace_period(db, embe
     assert count_graph(db, acc)["nodes"]
     later = datetime.now(UTC) + timedelta(days=8)
     held = count_graph(db, acc)["nodes"]
+    assert purge_deleted_accounts(db, data_root, grace_days=7, now=later, dry_run=True) == {acc: held}
+    assert count_graph(db, acc)["nodes"] == held
     assert purge_deleted_accounts(db, data_root, grace_days=7, now=later) == {acc: held}
     assert count_graph(db, acc)["nodes"] == 0
     assert not account_files.deleted_folder(data_root, acc).exists()

@@ -86,24 +86,30 @@ def account_delete(
 
 def account_purge(
     grace_days: float = typer.Option(7, "--grace-days", min=0, help="Keep deleted accounts this many days."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the accounts that would go; delete nothing."),
+    yes: bool = typer.Option(False, "--yes", help="Confirm --grace-days 0 (every deleted account, at once)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Hard-delete the graph and files of accounts deleted longer ago than the grace period."""
     from ..config import load_settings
     from ..console import emit_json, out
     from ..db import Database
+    from ..errors import ValidationError
     from .deletion import purge_deleted_accounts
 
+    if grace_days == 0 and not (yes or dry_run):
+        raise ValidationError("--grace-days", "0 purges every deleted account at once: add --yes (or --dry-run)")
     settings = load_settings()
     with Database(settings) as db:
-        done = purge_deleted_accounts(db, settings.data_root, grace_days)
+        done = purge_deleted_accounts(db, settings.data_root, grace_days, dry_run=dry_run)
+    verb = "would purge" if dry_run else "purged"
     if json_out:
-        emit_json({"graceDays": grace_days, "purged": done})
+        emit_json({"graceDays": grace_days, "dryRun": dry_run, "purged": done})
     elif not done:
         out.print(f"no deleted account is past its grace period ({grace_days:g} days)", highlight=False)
     else:
         for account_id, nodes in done.items():
-            out.print(f"purged account {account_id}: {nodes} node(s)", highlight=False)
+            out.print(f"{verb} account {account_id}: {nodes} node(s)", highlight=False)
 
 
 def export_cmd(

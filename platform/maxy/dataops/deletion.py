@@ -12,6 +12,7 @@ and stamps any node a crash left unstamped.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -125,26 +126,43 @@ def purge_account_now(db: Database, data_root: Path, account_id: str) -> int:
     return before
 
 
-def purge_deleted_accounts(
-    db: Database, data_root: Path, grace_days: float = DEFAULT_GRACE_DAYS, now: datetime | None = None
-) -> dict[str, int]:
-    """Hard-delete every deleted account whose grace period has passed: its nodes, then its
-    folder (kept while any node is left). Returns nodes purged per account id."""
-    moment = now or datetime.now(UTC)
-    cutoff = moment - timedelta(days=grace_days)
-    done: dict[str, int] = {}
+def due_accounts(data_root: Path, grace_days: float, now: datetime | None = None) -> list[str]:
+    """The deleted accounts whose grace period has passed (an unreadable deleted.json is named
+    in a warning and kept)."""
+    cutoff = (now or datetime.now(UTC)) - timedelta(days=grace_days)
+    due = []
     for account_id, stamp in account_files.deleted_accounts(data_root).items():
         try:
             when = datetime.fromisoformat(stamp)
         except ValueError:
+            log_line("account", "warn", level=logging.WARNING, reason="bad-deletedAt", accountId=account_id)
             continue
-        if (when if when.tzinfo else when.replace(tzinfo=UTC)) >= cutoff:
-            continue
+        if (when if when.tzinfo else when.replace(tzinfo=UTC)) < cutoff:
+            due.append(account_id)
+    return due
+
+
+def purge_deleted_accounts(
+    db: Database,
+    data_root: Path,
+    grace_days: float = DEFAULT_GRACE_DAYS,
+    now: datetime | None = None,
+    *,
+    dry_run: bool = False,
+) -> dict[str, int]:
+    """Hard-delete every deleted account whose grace period has passed: its nodes, then its
+    folder (kept while any node is left). Returns nodes purged (``dry_run``: held) per account id."""
+    moment = now or datetime.now(UTC)
+    done: dict[str, int] = {}
+    for account_id in due_accounts(data_root, grace_days, moment):
         before = count_nodes(db, account_id)
+        if dry_run:
+            done[account_id] = before
+            continue
         purge(db, account_id, grace_days=grace_days, now=moment)
         left = count_nodes(db, account_id)
         if left == 0:
             account_files.remove_deleted(data_root, account_id)
         done[account_id] = before - left
-        log_line("account", op="purge", accountId=short(account_id), nodes=done[account_id])
+        log_line("account", op="purge", accountId=short(account_id), nodes=done[account_id], left=left)
     return done
