@@ -188,6 +188,16 @@ def test_an_interrupted_import_is_run_again(db, embedder, filled, data_root, tmp
     assert result.resumed and not account_files.import_pending(data_root, acc)
     assert _graph(db, acc) == before
 
+    # interrupted again, then started over with --replace
+    delete_account(db, data_root, acc, active_account_id=None, purge_now=True, confirmed=True)
+    monkeypatch.setattr(importing, "_write_relationships", crash)
+    with pytest.raises(KeyboardInterrupt):
+        import_account(db, data_root, path)
+    monkeypatch.undo()
+    result = import_account(db, data_root, path, replace=True)
+    assert result.resumed and result.cleared == len(before[0])
+    assert _graph(db, acc) == before
+
 
 def test_a_bad_file_writes_nothing(db, filled, data_root, tmp_path):
     acc = filled.account_id

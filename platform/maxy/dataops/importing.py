@@ -186,7 +186,7 @@ def import_account(
             f"account {account_id} already has {existing} node(s): import with --replace to overwrite them "
             "with the file's",
         )
-    cleared = 0 if resumed else _clear(db, account_id)
+    cleared = 0 if resumed and not replace else _clear(db, account_id)
     account_files.set_import_pending(data_root, account_id, plan.header)
     account_files.remove_deleted(data_root, account_id)
     account_files.write_account_record(
