@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import uuid
@@ -196,7 +197,32 @@ def test_neo4j_start_on_a_read_only_config_folder_reports_the_running_server(neo
     proc = maxy("--verbose", "neo4j", "start", config=home, data=neo4j_ready.data_root, fault=("ro", home))
     assert proc.returncode == 0, proc.stderr
     assert "already running" in proc.stdout and "Traceback" not in proc.stderr
+    assert "[neo4j] start" in proc.stderr and "already-running=true" in proc.stderr  # the lines are on
     assert "[neo4j] install" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_neo4j_start_installs_once_when_it_launches(tmp_path, data):
+    """A second server of its own (own folder, own port): the first start installs once, the
+    second finds it running and installs nothing."""
+    config = tmp_path / "own-server"
+    config.mkdir()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (config / ".env").write_text(
+        f"NEO4J_URI=bolt://127.0.0.1:{port}\nNEO4J_PASSWORD={uuid.uuid4().hex}\nNEO4J_HEAP=256m\nNEO4J_PAGECACHE=64m\n"
+    )
+    try:
+        first = maxy("--verbose", "neo4j", "start", config=config, data=data)
+        assert first.returncode == 0, first.stderr
+        assert first.stderr.count("[neo4j] install") == 1, first.stderr
+        second = maxy("--verbose", "neo4j", "start", config=config, data=data)
+        assert second.returncode == 0 and "already running" in second.stdout, second.stderr
+        assert "[neo4j] install" not in second.stderr
+    finally:
+        stopped = maxy("neo4j", "stop", config=config, data=data)
+        assert stopped.returncode == 0, stopped.stderr
 
 
 def test_neo4j_start_on_a_read_only_folder_without_a_server_is_one_line(config, data):

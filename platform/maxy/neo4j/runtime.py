@@ -712,6 +712,7 @@ class Neo4jRuntime:
         self._require_password()
         try:
             self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.run_dir.mkdir(parents=True, exist_ok=True)
             self._lock_file().touch()
         except OSError as err:
             # A read-only or full config folder still lets a running server be reported as such.
