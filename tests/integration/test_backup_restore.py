@@ -29,7 +29,6 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("backup")
-    (root / "cfg" / "neo4j" / "run").mkdir(parents=True)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "MAXY_", "ACCOUNT_ID"))}
     env.update(
