@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from maxy.accounts import list_accounts, validate_account
 from maxy.dataops import account_files, importing
 from maxy.dataops.deletion import delete_account, purge_deleted_accounts
@@ -20,6 +22,7 @@ from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.ingest.hierarchy import ingest_record
 from maxy.search import SearchRequest, hybrid
 
+from tests.conftest import purge_account
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
 QUERIES = ("who fixes boilers", "Ada Lovelace at Globex", "how are chunks embedded")
@@ -267,3 +270,44 @@ def test_import_brings_back_a_soft_deleted_account(db, embedder, filled, data_ro
     assert validate_account(data_root, acc).account_id == acc
     assert _graph(db, acc) == before  # the note forgotten before the export keeps its own deletedAt
     assert _search(db, embedder, acc) == search_before
+
+
+_ints = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+_values = st.one_of(
+    st.text(max_size=30),
+    st.booleans(),
+    _ints,
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(st.text(max_size=8), min_size=1, max_size=4),
+    st.lists(_ints, min_size=1, max_size=4),
+    st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=4),
+)
+_props = st.dictionaries(st.from_regex(r"[a-z][A-Za-z0-9_]{0,12}", fullmatch=True), _values, max_size=6)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=_props, second=_props, rel=_props)
+def test_any_storable_properties_come_back_exactly(db, account, data_root, tmp_path, first, second, rel):
+    """Whatever a node or relationship holds comes back with the same values and types."""
+    acc = account.account_id
+    db.write(
+        """
+        CREATE (a:Node:Note {nodeId: $acc + ':a', accountId: $acc}) SET a += $first
+        CREATE (b:Node:Fact {nodeId: $acc + ':b', accountId: $acc}) SET b += $second
+        CREATE (a)-[r:MENTIONS]->(b) SET r = $rel
+        """,
+        acc=acc,
+        first={k: v for k, v in first.items() if k not in ("nodeId", "accountId")},
+        second={k: v for k, v in second.items() if k not in ("nodeId", "accountId")},
+        rel=rel,
+    )
+    before = _graph(db, acc)
+    path = tmp_path / "props.jsonl"
+    _export(db, data_root, acc, path, with_vectors=True)
+    purge_account(db, acc)
+    import_account(db, data_root, path, replace=True)
+    after = _graph(db, acc)
+    assert after == before
+    for was, now in zip(before[0], after[0], strict=True):
+        assert {k: type(v) for k, v in now["props"].items()} == {k: type(v) for k, v in was["props"].items()}
+    purge_account(db, acc)
