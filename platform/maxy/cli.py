@@ -43,7 +43,7 @@ def _root(
     set_debug(debug)
     if quiet and verbose:
         raise typer.BadParameter("cannot be used with --verbose; choose one", param_hint="--quiet")
-    configure("ERROR" if quiet else "INFO" if verbose else _log_level(ctx.invoked_subcommand))
+    configure("CRITICAL" if quiet else "INFO" if verbose else _log_level(ctx.invoked_subcommand))
 
 
 def _log_level(command: str | None) -> str:
@@ -204,7 +204,7 @@ def neo4j_install() -> None:
 
 @neo4j_app.command("start")
 @friendly
-def neo4j_start(timeout: int = typer.Option(120, help="Seconds to wait for Bolt to answer.")) -> None:
+def neo4j_start(timeout: int = typer.Option(120, min=1, help="Seconds to wait for Bolt to answer.")) -> None:
     """Start the local server and wait until Bolt answers."""
     from .neo4j.runtime import ensure_password
 
@@ -219,7 +219,7 @@ def neo4j_start(timeout: int = typer.Option(120, help="Seconds to wait for Bolt 
 
 @neo4j_app.command("stop")
 @friendly
-def neo4j_stop(timeout: int = typer.Option(60, help="Seconds to wait for a clean shutdown.")) -> None:
+def neo4j_stop(timeout: int = typer.Option(60, min=1, help="Seconds to wait for a clean shutdown.")) -> None:
     """Stop the local server cleanly."""
     result = _runtime().stop(timeout=timeout)
     if not result.was_running:
@@ -245,7 +245,7 @@ def neo4j_status(json_out: bool = typer.Option(False, "--json")) -> None:
 @neo4j_app.command("logs")
 @friendly
 def neo4j_logs(
-    lines: int = typer.Option(100, "-n", "--lines", help="How many lines from the end."),
+    lines: int = typer.Option(100, "-n", "--lines", min=0, help="How many lines from the end."),
     follow: bool = typer.Option(False, "-f", "--follow", help="Keep printing new lines."),
 ) -> None:
     """Print the server's log."""

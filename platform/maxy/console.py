@@ -109,7 +109,7 @@ def friendly(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-MULTILINE_OPTIONS = ("--prop", "--question")  # values that may hold text of several lines
+MULTILINE_OPTIONS = ("--prop",)  # values that may hold text of several lines
 
 
 def _one_line_values(kwargs: dict[str, Any], flags: dict[str, str]) -> None:
@@ -188,20 +188,28 @@ def _flags(fn: Callable[..., Any]) -> dict[str, str]:
 
 
 # API field names whose command-line parameter is named differently.
-_FIELD_PARAMS = {"properties": "props", "nodeIds": "ids", "attachmentId": "attachment"}
+_FIELD_PARAMS = {
+    "properties": ("props",),
+    "nodeIds": ("ids",),
+    "attachmentId": ("attachment",),
+    "allowedScopes": ("scope", "scopes"),
+}
 
 
 def flag_for(field: str, flags: dict[str, str]) -> str | None:
     """The flag that sets the API field ``field`` (``expandHops`` -> ``--expand-hops``), if any."""
     if field in flags.values():  # raised with the flag's own name
         return field
-    head = field.split(".")[0]
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", head).lower()
-    for candidate in (head, snake, snake.removesuffix("s"), snake + "s", _FIELD_PARAMS.get(head, "")):
-        if candidate in flags:
-            return flags[candidate]
-    kebab = "--" + snake.replace("_", "-")
-    return kebab if kebab in flags.values() else None
+    parts = field.split(".")
+    for part in dict.fromkeys([parts[-1], parts[0]]):  # properties.validFrom: --valid-from, else --prop
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", part).lower()
+        for candidate in (part, snake, snake.removesuffix("s"), snake + "s", *_FIELD_PARAMS.get(part, ())):
+            if candidate in flags:
+                return flags[candidate]
+        kebab = "--" + snake.replace("_", "-")
+        if kebab in flags.values():
+            return kebab
+    return None
 
 
 def usage_line(exc: Any) -> str:

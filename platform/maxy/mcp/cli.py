@@ -30,21 +30,38 @@ def _role(value: str) -> str:
 ALL = "all"  # the target that names every installed plugin
 
 
-def _plugins(names: list[str] | None, modules: list[str] | None) -> Any:
+def _plugins(names: list[str] | None, modules: list[str] | None, names_flag: str = "PLUGINS") -> Any:
     """The named plugins; none named, or ``all`` among them: every installed one (plus any
-    module paths named beside it)."""
+    module paths named beside it). A plugin that cannot be loaded is an error naming the flag
+    (``--module``, else ``names_flag``) that asked for it."""
+    from ..errors import MaxyError, ValidationError
     from ..plugins.discovery import discover_plugins
 
     names = list(names or ())
     extra = list(modules or ())
-    if ALL in names:
-        extra += [n for n in names if n != ALL and "." in n]  # a module path is not installed: load it too
-        return discover_plugins(None, extra)
-    return discover_plugins(names or None, extra)
+    try:
+        if ALL in names:
+            extra += [n for n in names if n != ALL and "." in n]  # a module path is not installed: load it too
+            return discover_plugins(None, extra)
+        return discover_plugins(names or None, extra)
+    except MaxyError as err:
+        if any(repr(m) in str(err) for m in modules or ()):
+            raise ValidationError("--module", str(err)) from None
+        if any(repr(n) in str(err) for n in names):
+            raise ValidationError(names_flag, str(err)) from None
+        raise  # an installed plugin nobody named is broken: not a usage error
 
 
 def _scopes(value: str | None) -> list[str] | None:
-    return [s.strip() for s in value.split(",") if s.strip()] if value else None
+    from ..config import SCOPE_VALUES
+
+    scopes = [s.strip() for s in value.split(",") if s.strip()] if value else None
+    unknown = [s for s in scopes or () if s not in SCOPE_VALUES]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown scope(s) {', '.join(map(repr, unknown))}: use {', '.join(SCOPE_VALUES)}", param_hint="--scopes"
+        )
+    return scopes
 
 
 # ---------------------------------------------------------------------------------------
@@ -100,7 +117,7 @@ def mcp_config(
     from .clientconfig import build_client_config, write_client_config
 
     config = build_client_config(
-        _plugins(plugin, None),
+        _plugins(plugin, None, "--plugin"),
         role,  # type: ignore[arg-type]
         settings=load_settings(),
         agent_slug=agent,
@@ -156,16 +173,22 @@ def key_create(
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
     from ..config import load_settings
+    from ..errors import AccountError, ValidationError
     from .keys import create_api_key
 
     settings = load_settings()
-    key, record = create_api_key(
-        settings.data_root,
-        account or settings.ACCOUNT_ID or "",
-        role=role,  # type: ignore[arg-type]
-        agent_slug=agent,
-        scopes=_scopes(scopes),
-    )
+    try:
+        key, record = create_api_key(
+            settings.data_root,
+            account or settings.ACCOUNT_ID or "",
+            role=role,  # type: ignore[arg-type]
+            agent_slug=agent,
+            scopes=_scopes(scopes),
+        )
+    except AccountError as err:
+        if not account:
+            raise
+        raise ValidationError("--account", str(err).removeprefix("ACCOUNT_ID=")) from None
     if json_out:
         sys.stdout.write(json.dumps(dict(record.as_dict(), key=key), indent=2) + "\n")
     else:
