@@ -106,7 +106,11 @@ def test_export_purge_import_gives_the_same_graph_and_search(db, embedder, fille
     assert rels_after == rels_before
     strip = [dict(n, props={k: v for k, v in n["props"].items() if k != "embedding"}) for n in nodes_before]
     assert [dict(n, props={k: v for k, v in n["props"].items() if k != "embedding"}) for n in nodes_after] == strip
-    # re-embedded in other batches: the same hits in the same order, scores equal to rounding
+    # the same model on the same text: every live node gets back its vector; forgotten ones none
+    for was, now in zip(nodes_before, nodes_after, strict=True):
+        expected = None if "deletedAt" in was["props"] else was["props"].get("embedding")
+        assert now["props"].get("embedding") == expected, was["id"]
+    # the same hits in the same order; scores to rounding (BM25 statistics span the shared index)
     search_after = _search(db, embedder, acc)
     assert [[i for i, _ in hits] for hits in search_after] == [[i for i, _ in hits] for hits in search_before]
     for before, after in zip(search_before, search_after, strict=True):
