@@ -233,7 +233,7 @@ def test_the_command_line_reads_stdin_and_prints_json(db, account, data_root):
     assert said.returncode == 0 and said.stdout.startswith("appended turn 1 of cli-s"), said.stderr
     assert [r["content"] for r in messages(db, account.account_id, "cli-s")] == ["Ana: Piped in", "Typed out"]
     bad = run("cli-s", "x", "--role", "robot")
-    assert bad.returncode == 1 and "role: one of user, assistant, system" in bad.stderr
+    assert bad.returncode == 2 and "--role: one of user, assistant, system" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
 
 

@@ -55,5 +55,5 @@ def test_write_resolve_supersede_and_search_from_the_command_line(account, data_
         bad.returncode != 0 and "--prop" in bad.stderr and "KEY=VALUE" in bad.stderr and "Traceback" not in bad.stderr
     )
     empty = run("write", "--label", "Note", "--prop", "text=")
-    assert empty.returncode == 1 and empty.stderr.strip().endswith("(e.g. name, text or description)")
+    assert empty.returncode == 2 and empty.stderr.strip().endswith("(e.g. name, text or description)")
     assert len(empty.stderr.strip().splitlines()) == 1

@@ -327,7 +327,7 @@ def test_cli_search_json(db, account, embedder, shop, data_root):
         text=True,
         env=env,
     )
-    assert widen.returncode == 1 and "cannot widen" in widen.stderr and "Traceback" not in widen.stderr
+    assert widen.returncode == 2 and "cannot widen" in widen.stderr and "Traceback" not in widen.stderr
 
 
 def test_vector_path_falls_back_when_the_filtered_search_fails_in_the_server(db, account, embedder, shop, caplog):
