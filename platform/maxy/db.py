@@ -123,7 +123,7 @@ class Database:
         return {"version": (kernel.get("versions") or ["?"])[0], "edition": kernel.get("edition")}
 
     def ping(self, timeout: float = PING_TIMEOUT_S) -> float:
-        """Milliseconds for one round trip; raises DatabaseUnavailable within about ``timeout``."""
+        """Milliseconds for one round trip; raises DatabaseUnavailable within ``timeout`` + SERVER_GRACE_S."""
         started = time.perf_counter()
         self.read("RETURN 1 AS ok", timeout_=timeout)
         return round((time.perf_counter() - started) * 1000, 1)
