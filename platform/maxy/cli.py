@@ -32,9 +32,9 @@ def _root(
     debug: bool = typer.Option(
         False, "--debug", help="On an error, print the traceback above the line (MAXY_DEBUG=1)."
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No [component] log lines on stderr, errors only."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No \\[component] log lines on stderr, errors only."),
     verbose: bool = typer.Option(
-        False, "--verbose", "-v", help="One [component] key=value line per operation on stderr."
+        False, "--verbose", "-v", help="One \\[component] key=value line per operation on stderr."
     ),
 ) -> None:
     """Maxy: knowledge-graph memory for AI agents."""

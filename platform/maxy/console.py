@@ -214,7 +214,7 @@ def flag_for(field: str, flags: dict[str, str]) -> str | None:
 
 def usage_line(exc: Any) -> str:
     """A command-line usage error (typer's ``UsageError``) as one line: the flag, the reason, the help."""
-    from typer._click.exceptions import BadParameter, MissingParameter, NoSuchOption
+    from typer._click.exceptions import BadOptionUsage, BadParameter, MissingParameter, NoSuchOption
 
     ctx = getattr(exc, "ctx", None)
     see = f"see `{ctx.command_path} --help`" if ctx is not None else "see `maxy --help`"
@@ -223,6 +223,9 @@ def usage_line(exc: Any) -> str:
         if isinstance(exc, MissingParameter):
             return f"{name}: missing; {see}"
         return f"{name}: {_bad_value(exc)}; {see}"
+    if isinstance(exc, BadOptionUsage):
+        needs = "requires an argument" in str(exc.message)
+        return f"{exc.option_name}: {'needs a value' if needs else str(exc.message).rstrip('.')}; {see}"
     if isinstance(exc, NoSuchOption):
         maybe = f" (did you mean {' or '.join(sorted(exc.possibilities))}?)" if exc.possibilities else ""
         return f"{exc.option_name}: no such option{maybe}; {see}"
