@@ -85,3 +85,17 @@ def test_debug_shows_the_traceback_above_the_line(env: dict[str, str]) -> None:
         assert shown.returncode == 2
         assert shown.stderr.startswith("Traceback (most recent call last):") and "SettingsError" in shown.stderr
         assert shown.stderr.splitlines()[-1] == line
+
+
+def test_serve_on_a_port_in_use_names_the_flag(env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = maxy(env, "serve", "--port", str(port))
+    assert busy.returncode == 1 and busy.stdout == ""
+    assert busy.stderr.splitlines() == [
+        f"error: --port: cannot listen on 127.0.0.1:{port} (Address already in use); choose another with --port"
+    ]

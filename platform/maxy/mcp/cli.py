@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from pathlib import Path
@@ -242,7 +243,31 @@ def serve(
     FastAPI app; /docs and /openapi.json describe it."""
     from .http import serve_http
 
+    _check_address(host, port)
     serve_http(_plugins(plugins, module), host=host, port=port)
+
+
+def _check_address(host: str, port: int) -> None:
+    """A port in use or a host that is not this machine's is one line naming the flag, before
+    anything starts (the server's own message would come after the plugins are loaded)."""
+    import socket
+
+    from ..errors import MaxyError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as err:
+        raise MaxyError(f"--host: {host!r} is not a host name or address of this machine ({err})") from None
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as err:
+            flag = "--port" if err.errno == errno.EADDRINUSE else "--host"
+            raise MaxyError(
+                f"{flag}: cannot listen on {host}:{port} ({err.strerror}); choose another with {flag}"
+            ) from None
 
 
 def register(app: typer.Typer) -> None:
