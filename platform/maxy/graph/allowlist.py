@@ -172,6 +172,7 @@ DOCUMENT_BOOKKEEPING_PROPERTIES: frozenset[str] = BOOKKEEPING_PROPERTIES | {
     "mediaType",
     "sectionCount",
     "chunkCount",
+    "chunking",  # "size-only" while a document waits to be re-chunked (docs/ingest.md)
 }
 
 
