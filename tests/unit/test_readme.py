@@ -1,6 +1,7 @@
 """README.md stays the product's reference: every command of ``maxy`` (plugins' included) has a
-row in its command table and every row a command, every setting and every environment variable
-the code reads is in its Configuration section, and its conversation example imports."""
+row in its command table, with each of its options, and every row a command; every setting and
+every environment variable the code reads is in its Configuration section; every page of docs/
+is listed; and its conversation example imports."""
 
 from __future__ import annotations
 
@@ -87,3 +88,24 @@ def test_every_doc_is_listed() -> None:
     pages = {f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")}
     assert sorted(pages - listed) == [], "docs/ pages missing from README's Documentation table"
     assert sorted(listed - pages) == [], "README's Documentation table lists pages that do not exist"
+
+
+def test_every_option_is_in_its_commands_row() -> None:
+    rows = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^\| `(maxy [a-z0-9 -]+?)` \|[^|\n]*\| ([^\n]*) \|$", section("Commands"), re.M)
+    }
+    missing: dict[str, list[str]] = {}
+
+    def walk(command: Any, path: str) -> None:
+        for name, child in getattr(command, "commands", {}).items():
+            walk(child, f"{path} {name}")
+        if not hasattr(command, "commands"):
+            flags = [o for p in command.params if p.param_type_name == "option" for o in p.opts if o != "--help"]
+            row = rows.get(path, "")
+            absent = [o for o in flags if o.startswith("--") and not re.search(rf"(?<![\w-]){o}(?![\w-])", row)]
+            if absent:
+                missing[path] = absent
+
+    walk(typer.main.get_command(app), "maxy")
+    assert missing == {}, "options missing from their command's row in README's '## Commands' table"
