@@ -98,6 +98,14 @@ class Settings(BaseSettings):
 
     # LLM (optional)
     ANTHROPIC_API_KEY: str | None = None
+    ANTHROPIC_BASE_URL: str | None = None  # another Messages API endpoint
+    MAXY_SUMMARY_MODEL: str | None = None  # the model of ingest summaries (default: summarize.DEFAULT_MODEL)
+    MAXY_SUMMARY_TIMEOUT_S: Annotated[float, Field(gt=0)] = 20.0
+
+    # Chunk bounds of ingested documents, in characters (unset: the chunker's defaults)
+    MAXY_CHUNK_MIN_CHARS: Annotated[int | None, Field(gt=0)] = None
+    MAXY_CHUNK_TARGET_CHARS: Annotated[int | None, Field(gt=0)] = None
+    MAXY_CHUNK_MAX_CHARS: Annotated[int | None, Field(gt=0)] = None
 
     # The level of the [component] key=value lines on stderr; unset: WARNING for commands,
     # INFO for the MCP servers (--verbose / --quiet override it). MAXY_LOG_LEVEL is its older name.
@@ -142,6 +150,11 @@ class Settings(BaseSettings):
         "NEO4J_PASSWORD",
         "NEO4J_DATABASE",
         "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "MAXY_SUMMARY_MODEL",
+        "MAXY_CHUNK_MIN_CHARS",
+        "MAXY_CHUNK_TARGET_CHARS",
+        "MAXY_CHUNK_MAX_CHARS",
         "LOG_LEVEL",
         mode="before",
     )
@@ -154,9 +167,11 @@ class Settings(BaseSettings):
     def _neo4j_uri(cls, value: str) -> str:
         return check_neo4j_uri(value)
 
-    @field_validator("NEO4J_USER", "EMBED_MODEL")
+    @field_validator("NEO4J_USER", "EMBED_MODEL", "MAXY_SUMMARY_MODEL")
     @classmethod
-    def _one_token(cls, value: str) -> str:
+    def _one_token(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not value.strip():
             raise ValueError("is empty")
         if not _ONE_TOKEN.match(value):
@@ -212,9 +227,11 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r} is not above 0")
         return value
 
-    @field_validator("OLLAMA_URL")
+    @field_validator("OLLAMA_URL", "ANTHROPIC_BASE_URL")
     @classmethod
-    def _http_url(cls, value: str) -> str:
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         parsed = urlparse(value.strip())
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ValueError(f"{value!r} is not an http:// or https:// address")
@@ -319,6 +336,11 @@ FIXES: dict[str, str] = {
     "SESSION_NODE_ID": "set it to a conversation's sessionId or nodeId, or unset it",
     "KNOWLEDGE_KEYWORDS": "set it to comma-separated words, e.g. billing,refunds",
     "ANTHROPIC_API_KEY": "set it to the key alone, on one line, or unset it",
+    "ANTHROPIC_BASE_URL": "set it to the Messages API's address, e.g. https://api.anthropic.com, or unset it",
+    "MAXY_SUMMARY_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_CHUNK_MIN_CHARS": "set it to a number of characters, e.g. 300, or unset it",
+    "MAXY_CHUNK_TARGET_CHARS": "set it to a number of characters, e.g. 1200, or unset it",
+    "MAXY_CHUNK_MAX_CHARS": "set it to a number of characters, e.g. 1500, or unset it",
     "LOG_LEVEL": f"set it to one of {', '.join(LOG_LEVELS)}, or unset it",
 }
 
