@@ -82,8 +82,9 @@ def mcp_serve(
     from .active_session import with_active_session
     from .server import run_stdio
 
+    settings = load_settings()  # a bad setting stops the server before any plugin loads
     loaded = _plugins(plugins, module)
-    run_stdio(loaded, role, with_active_session(load_settings(), role))  # type: ignore[arg-type]
+    run_stdio(loaded, role, with_active_session(settings, role))  # type: ignore[arg-type]
 
 
 @mcp_app.command(
