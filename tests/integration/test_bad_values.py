@@ -192,6 +192,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory, db) -> Iterator[dict[str, 
     config.mkdir()
     if env_file().is_file():
         kept = [line for line in env_file().read_text().splitlines() if not line.startswith("ACCOUNT_ID=")]
+        (config / ".env").touch(mode=0o600)  # it holds the server's password
         (config / ".env").write_text("\n".join(kept) + "\n")
     (base / "a-file").write_text("not a folder\n")
     data = base / "data"
