@@ -159,9 +159,10 @@ def _print_status(settings: Any, json_out: bool) -> None:
         )
         out.print(f"embedder  {ok if emb['ok'] else bad}  {emb.get('name', emb['model'])} dims={emb.get('dimensions')}")
         out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}")
-        if report["indexes"]:
+        troubled = [idx for idx in report["indexes"] if idx["state"] != "ONLINE"]  # every index: --json
+        if troubled:
             table = Table("index", "type", "state", "labels", "dims")
-            for idx in report["indexes"]:
+            for idx in troubled:
                 table.add_row(
                     idx["name"], idx["type"], idx["state"], ",".join(idx["labels"]), str(idx["dimensions"] or "")
                 )
