@@ -3,6 +3,7 @@ one fresh account per test under a temporary DATA_ROOT, cleaned up afterwards.""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,3 +79,13 @@ def make_account(db, data_root: Path) -> Iterator:
     yield factory
     for account_id in made:
         purge_account(db, account_id)
+
+
+@pytest.fixture(autouse=True)
+def _maxy_log_level() -> Iterator[None]:
+    """A command run in-process sets the ``maxy`` logger's level for its process (LOG_LEVEL,
+    --quiet, --verbose); put it back so the next test sees every line it logs."""
+    logger = logging.getLogger("maxy")
+    level = logger.level
+    yield
+    logger.setLevel(level)

@@ -54,7 +54,10 @@ Workflow = Annotated[
 class ReportWritten(ToolOutput):
     reportId: str
     title: str
-    occurredAt: str = Field(description="When the report happened (ISO 8601); the first write's for a rewrite.")
+    occurredAt: str | None = Field(
+        description="When the report happened (ISO 8601); the first write's for a rewrite (none when a report "
+        "stored by other means has no date)."
+    )
     created: bool = Field(description="True when this call created the report.")
     updated: bool = Field(description="True when this call changed an existing report (a new body, keywords ...).")
     idempotent: bool = Field(description="True when the report already said exactly this: nothing changed.")
