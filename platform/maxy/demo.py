@@ -63,7 +63,7 @@ def run_demo(
 
     started = time.perf_counter()
     collected = collect_files(paths)  # bad paths are refused before an account is made
-    requests = [SearchRequest(q, limit=limit, expand_hops=0) for q in questions]
+    requests = [SearchRequest(q, limit=limit, expand_hops=0).validated() for q in questions]  # before any work
     existed = any(a.name == account_name for a in list_accounts(settings.data_root))
     account = named_account(settings, account_name)
     settings = settings.model_copy(update={"ACCOUNT_ID": account.account_id})
@@ -103,9 +103,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Ingest documents into the demo account (created if missing, never ACCOUNT_ID) and answer questions."""
         from .config import load_settings
+        from .errors import ValidationError
         from .search.cli import _brief_line
         from .search.format import render, to_json
 
+        if any(not q.strip() for q in question or []):
+            raise ValidationError("--question", "is empty; ask a question, or leave --question out for the built-in ones")
         run = run_demo(
             load_settings(), paths or [Path(p) for p in DEMO_PATHS], question or DEMO_QUESTIONS, account_name=account
         )

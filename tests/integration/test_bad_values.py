@@ -93,7 +93,7 @@ OPTIONS: dict[tuple[str, str], tuple[list[str], int]] = {
     ("conversation search", "--after"): (["q", "--after", "last week"], 2),
     ("conversation search", "--before"): (["q", "--before", "2024-13-45"], 2),
     ("delete", "--attachment"): (["--attachment", NL], 2),
-    ("demo", "--question"): (["--question", NL], 2),
+    ("demo", "--question"): (["--question", " "], 2),
     ("demo", "--account"): (["--account", NL], 2),
     ("eval beir", "--split"): (["<tmp>", "--split", NL], 2),
     ("eval beir", "--fusion"): (["<tmp>", "--fusion", "average"], 2),
