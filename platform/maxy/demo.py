@@ -108,7 +108,9 @@ def register(app: typer.Typer) -> None:
         from .search.format import render, to_json
 
         if any(not q.strip() for q in question or []):
-            raise ValidationError("--question", "is empty; ask a question, or leave --question out for the built-in ones")
+            raise ValidationError(
+                "--question", "is empty; ask a question, or leave --question out for the built-in ones"
+            )
         run = run_demo(
             load_settings(), paths or [Path(p) for p in DEMO_PATHS], question or DEMO_QUESTIONS, account_name=account
         )
