@@ -19,6 +19,7 @@ from maxy.ingest.hierarchy import SIZE_ONLY, attachment_id_for_path
 from maxy.ingest.summarize import ExtractiveSummarizer
 
 from tests.fake_ollama import FakeOllama
+from tests.integration.test_file_faults import one_error
 from tests.integration.test_graph_write import BrokenEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,13 +46,8 @@ def maxy(*args: str, account, data_root: Path, cwd: Path = REPO, **extra: str) -
 
 
 def refused(proc: subprocess.CompletedProcess[str], *needles: str, codes: tuple[int, ...] = (1, 2)) -> str:
-    assert proc.returncode in codes, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
-    assert len(errors) == 1, proc.stderr
-    for needle in needles:
-        assert needle in errors[0], (needle, errors[0])
-    return errors[0]
+    """The command failed (exit 1 or 2) with one ``error:`` line holding every needle."""
+    return one_error(proc, *needles, codes=codes)
 
 
 def count(db, account, label: str) -> int:

@@ -90,17 +90,14 @@ def find_conversation(ctx: ToolContext) -> tuple[str, str] | None:
     return None
 
 
+def _not_persisted(record: ToolCallRecord, **why: str) -> None:
+    log_line("persist", "warn", "tool-call-not-persisted", level=logging.WARNING, tool=record.tool_name, **why)
+
+
 def record_tool_call(ctx: ToolContext, record: ToolCallRecord) -> str | None:
     """Write the ToolCall node; returns its nodeId, or None when the audit write failed."""
     if ctx.db.failure is not None:  # the database just failed: do not keep the failing call waiting twice
-        log_line(
-            "persist",
-            "warn",
-            "tool-call-not-persisted",
-            level=logging.WARNING,
-            tool=record.tool_name,
-            reason="database-unavailable",
-        )
+        _not_persisted(record, reason="database-unavailable")
         return None
     try:
         if ctx.account is None:
@@ -123,14 +120,7 @@ def record_tool_call(ctx: ToolContext, record: ToolCallRecord) -> str | None:
         writer = GraphWriter(ctx.db, ctx.account, None, created_by=AUDIT_AGENT)
         result = writer.write(NodeSpec(labels=["ToolCall"], properties=props, edges=edges, scope="admin"))
     except Exception as err:  # noqa: BLE001 - the audit must never fail the call it records
-        log_line(
-            "persist",
-            "warn",
-            "tool-call-not-persisted",
-            level=logging.WARNING,
-            tool=record.tool_name,
-            error=f"{type(err).__name__}: {err}"[:300],
-        )
+        _not_persisted(record, error=f"{type(err).__name__}: {err}"[:300])
         return None
     log_line(
         "persist",
