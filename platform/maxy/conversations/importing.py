@@ -74,8 +74,9 @@ def parse_message(row: Any, where: str) -> ImportedMessage:
     if missing:
         raise ValidationError(where, f"missing or empty field(s): {', '.join(missing)}")
     caption = row.get("image_caption")
-    if row.get("timestamp") not in (None, ""):
-        to_instant(row["timestamp"], f"{where}: timestamp")  # refused here rather than stored as text no filter reads
+    # Stored as UTC text, as an appended turn's is, so the time filters compare like with like;
+    # a value that is no date is refused here rather than stored as text no filter reads.
+    timestamp = to_instant(row["timestamp"], f"{where}: timestamp") if row.get("timestamp") not in (None, "") else None
     return ImportedMessage(
         row["conversation"].strip(),
         row["session"].strip(),
@@ -83,7 +84,7 @@ def parse_message(row: Any, where: str) -> ImportedMessage:
         row["speaker"].strip(),
         str(row.get("role") or "user"),
         row["content"],
-        str(row["timestamp"]) if row.get("timestamp") else None,
+        timestamp,
         caption.strip() if isinstance(caption, str) and caption.strip() else None,
     )
 
