@@ -5,31 +5,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 from pathlib import Path
 
 import neo4j
 import pytest
 
+from tests.integration.test_neo4j_runtime import free_port
 from tests.plugins_fixture.helpers import CLI, PLATFORM, REPO
 
 PASSWORD = "backup-test-" + os.urandom(6).hex()
 
 
-def _free_port() -> int:
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port not in (7687, 7474, 7473, 7688):
-            return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("backup")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "MAXY_", "ACCOUNT_ID"))}
     env.update(
         MAXY_CONFIG_DIR=str(root / "cfg"),

@@ -37,7 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "-maxy-test-" + os.urandom(6).hex()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free local port that is none of the shared server's."""
     while True:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
@@ -66,7 +67,7 @@ def _run(rt: Neo4jRuntime, query: str, **params):
 @pytest.fixture(scope="module")
 def runtime(tmp_path_factory):
     home = tmp_path_factory.mktemp("neo4j-runtime") / "home"
-    rt = Neo4jRuntime(home, _free_port(), PASSWORD, DEFAULT_VERSION, heap="512m", pagecache="128m")
+    rt = Neo4jRuntime(home, free_port(), PASSWORD, DEFAULT_VERSION, heap="512m", pagecache="128m")
     yield rt
     rt.stop(timeout=30)
 
@@ -142,7 +143,7 @@ def test_port_conflict_is_a_clear_error(tmp_path):
 
 
 def test_logs_tail_and_follow(tmp_path):
-    rt = Neo4jRuntime(tmp_path / "home", _free_port(), PASSWORD)
+    rt = Neo4jRuntime(tmp_path / "home", free_port(), PASSWORD)
     assert list(rt.logs()) == []  # no log yet
     rt.logs_dir.mkdir(parents=True)
     rt.console_log.write_text("".join(f"line {i}\n" for i in range(10)))
@@ -183,14 +184,14 @@ def test_passwords_that_look_like_options_or_at_files_are_set_verbatim(tmp_path)
         f"@@{decoy}",
         "-" + os.urandom(6).hex(),
     ):
-        result = Neo4jRuntime(home, _free_port(), password, DEFAULT_VERSION).install()
+        result = Neo4jRuntime(home, free_port(), password, DEFAULT_VERSION).install()
         assert result.password_set
         assert _auth_ini_holds(home / "data" / "dbms" / "auth.ini", password), password
     assert not _auth_ini_holds(home / "data" / "dbms" / "auth.ini", "decoy-password-1234")
 
 
 def test_a_failed_initial_password_says_why_and_what_to_do(tmp_path):
-    rt = Neo4jRuntime(tmp_path / "home", _free_port(), PASSWORD, DEFAULT_VERSION)
+    rt = Neo4jRuntime(tmp_path / "home", free_port(), PASSWORD, DEFAULT_VERSION)
     (rt.data_dir / "dbms").parent.mkdir(parents=True)
     (rt.data_dir / "dbms").write_text("a file where neo4j-admin needs a folder\n")
     with pytest.raises(Neo4jStartError) as err:
@@ -303,7 +304,7 @@ def test_sigkill_then_start_recovers(runtime):
 
 def test_ensure_running_managed_end_to_end(monkeypatch, tmp_path):
     """From settings with no password: generate it, store it, install, start; then a no-op."""
-    port = _free_port()
+    port = free_port()
     monkeypatch.setenv("MAXY_CONFIG_DIR", str(tmp_path / "cfg"))
     for var in ("NEO4J_PASSWORD", "NEO4J_URI", "NEO4J_MANAGED"):
         monkeypatch.delenv(var, raising=False)

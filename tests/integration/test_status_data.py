@@ -17,6 +17,11 @@ from maxy.plugins.api import ToolContext
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, seed_conversation
 
 
+def _status(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``maxy status ARGS`` as an operator runs it."""
+    return subprocess.run([*CLI, "status", *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=240)
+
+
 def _soft_delete(db, node_id: str, ago: timedelta) -> str:
     at = (datetime.now(UTC) - ago).isoformat()
     db.write("MATCH (n:Node {nodeId: $id}) SET n.deletedAt = $at", id=node_id, at=at)
@@ -75,15 +80,7 @@ def test_maxy_status_reports_the_data_for_an_account(
     env = child_env(data_root)
     env.pop("ACCOUNT_ID", None)
 
-    run = subprocess.run(
-        [*CLI, "status", "--json", "--account", account.account_id],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    run = _status(env, "--json", "--account", account.account_id)
     report = json.loads(run.stdout)
     data = report["data"]
     assert data["account"]["id"] == account.account_id
@@ -98,15 +95,7 @@ def test_maxy_status_reports_the_data_for_an_account(
     issue = report["neo4j"]["knownIssues"][0]
     assert issue["issue"] == "vector-filter-search" and "33554431" in issue["logLine"]
 
-    text = subprocess.run(
-        [*CLI, "status", "--account", account.account_id],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    text = _status(env, "--account", account.account_id)
     assert f"data      account {account.account_id}: 6 nodes (" in text.stdout
     assert "3 without embedding; 2 deleted awaiting purge; audit 2 ToolCall(s) since" in text.stdout
     assert "note: 3 node(s) of account" in text.stdout
@@ -114,15 +103,7 @@ def test_maxy_status_reports_the_data_for_an_account(
 
 def test_an_account_that_is_not_on_disk_is_the_account_problem(db, data_root: Path) -> None:
     env = child_env(data_root)
-    run = subprocess.run(
-        [*CLI, "status", "--json", "--account", "no such account"],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
+    run = _status(env, "--json", "--account", "no such account")
     assert run.returncode == 1 and "Traceback" not in run.stderr
     report = json.loads(run.stdout)
     assert report["account"]["matchesOnDisk"] is False and report["data"]["account"] is None
