@@ -157,6 +157,9 @@ def _print_status(settings: Any, json_out: bool) -> None:
             f"neo4j     {ok if neo['reachable'] else bad}  {neo['uri']}  "
             f"{neo.get('version', '')} {neo.get('edition', '')} {'(managed)' if neo['managed'] else '(external)'}"
         )
+        memory = (neo.get("server") or {}).get("memory") or {}
+        if memory.get("text"):  # the managed server's heap and page cache
+            out.print(f"memory    {memory['text']}", highlight=False)
         out.print(f"embedder  {ok if emb['ok'] else bad}  {emb.get('name', emb['model'])} dims={emb.get('dimensions')}")
         out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}")
         troubled = [idx for idx in report["indexes"] if idx["state"] != "ONLINE"]  # every index: --json
@@ -240,7 +243,8 @@ def neo4j_status(json_out: bool = typer.Option(False, "--json")) -> None:
         emit_json(info)
     else:
         for key, value in info.items():
-            out.print(f"{key:16} {value}", highlight=False)
+            shown = value.get("text", value) if key == "memory" and isinstance(value, dict) else value
+            out.print(f"{key:16} {shown}", highlight=False)
 
 
 @neo4j_app.command("logs")

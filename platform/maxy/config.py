@@ -70,8 +70,9 @@ class Settings(BaseSettings):
     # auto: launch the local server only when NEO4J_URI points at this machine
     NEO4J_MANAGED: str = "auto"
     NEO4J_VERSION: str = "2026.08.1"
-    NEO4J_HEAP: str = "1g"
-    NEO4J_PAGECACHE: str = "512m"
+    # unset: chosen from the machine's available memory at each start (maxy/neo4j/memory.py)
+    NEO4J_HEAP: str | None = None
+    NEO4J_PAGECACHE: str | None = None
     # Bounded waits: a refused or unreachable server fails within the connect timeout, a query or
     # transaction (and a hung server) within the query timeout; 0 lets queries run unbounded
     NEO4J_CONNECT_TIMEOUT_S: Annotated[float, Field(gt=0)] = 1.5
@@ -149,6 +150,8 @@ class Settings(BaseSettings):
         "SESSION_NODE_ID",
         "NEO4J_PASSWORD",
         "NEO4J_DATABASE",
+        "NEO4J_HEAP",
+        "NEO4J_PAGECACHE",
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
         "MAXY_SUMMARY_MODEL",
@@ -215,9 +218,13 @@ class Settings(BaseSettings):
 
     @field_validator("NEO4J_HEAP", "NEO4J_PAGECACHE")
     @classmethod
-    def _memory_size(cls, value: str) -> str:
+    def _memory_size(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not _MEMORY_SIZE.match(value.strip()):
             raise ValueError(f"{value!r} is not a memory size")
+        if not value.strip().rstrip("kmgtKMGT").strip("0"):
+            raise ValueError(f"{value!r} is zero")
         return value.strip()
 
     @field_validator("EMBED_DIMENSIONS", "EMBED_TIMEOUT_S")
@@ -323,8 +330,8 @@ FIXES: dict[str, str] = {
     "NEO4J_DATABASE": "set it to a database the server lists in SHOW DATABASES, or unset it for the default",
     "NEO4J_MANAGED": "set it to auto (launch the server when NEO4J_URI is local), true or false",
     "NEO4J_VERSION": "set it to a released Neo4j version, e.g. 2026.08.1",
-    "NEO4J_HEAP": "set it to a size such as 1g or 512m",
-    "NEO4J_PAGECACHE": "set it to a size such as 512m or 2g",
+    "NEO4J_HEAP": "set it to a size such as 1g or 512m, or unset it to size it from the available memory",
+    "NEO4J_PAGECACHE": "set it to a size such as 512m or 2g, or unset it to size it from the available memory",
     "EMBED_MODEL": "set it to bge-small-en-v1.5, all-MiniLM-L6-v2 or an Ollama model name",
     "EMBED_DIMENSIONS": "set it to the model's vector length, e.g. 384",
     "OLLAMA_URL": "set it to the Ollama server's address, e.g. http://localhost:11434",

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from maxy.logs import log_line
 from maxy.neo4j.fetch import COMPLETE_MARKER, ensure_neo4j_jars
 from maxy.neo4j.java import JavaInfo, Neo4jRuntimeError, find_java
+from maxy.neo4j.memory import MemoryPlan, conf_memory, format_bytes, plan_memory, read_machine_memory
 
 if TYPE_CHECKING:
     from maxy.config import Settings
@@ -304,8 +305,8 @@ class Neo4jRuntime:
         port: int,
         password: str | None,
         version: str = DEFAULT_VERSION,
-        heap: str = "1g",
-        pagecache: str = "512m",
+        heap: str | None = "1g",
+        pagecache: str | None = "512m",
         java: JavaInfo | None = None,
         *,
         host: str = "127.0.0.1",
@@ -318,8 +319,10 @@ class Neo4jRuntime:
         self.port = int(port)
         self.password = password
         self.version = version
-        self.heap = heap
-        self.pagecache = pagecache
+        # None: chosen from the machine's available memory when the server starts (memory.py)
+        self.heap_setting = heap
+        self.pagecache_setting = pagecache
+        self._memory: MemoryPlan | None = None
         self._java = java
         self.host = host
         self.user = user
@@ -336,7 +339,7 @@ class Neo4jRuntime:
             port=port,
             password=settings.NEO4J_PASSWORD,
             version=settings.NEO4J_VERSION,
-            heap=settings.NEO4J_HEAP,
+            heap=settings.NEO4J_HEAP,  # None when unset: chosen from the available memory
             pagecache=settings.NEO4J_PAGECACHE,
             host=listen,
             user=settings.NEO4J_USER,
@@ -386,6 +389,26 @@ class Neo4jRuntime:
     def initialised(self) -> bool:
         """True once the server has started at least once (the system database holds the users)."""
         return (self.data_dir / "databases" / "system").is_dir()
+
+    # -- memory ----------------------------------------------------------------------------
+    def memory(self) -> MemoryPlan:
+        """The heap and page cache: the set ones; for an unset one, the size the running server's
+        conf holds, else the size chosen from the memory available now (kept for this object's
+        next start)."""
+        if self._memory is None:
+            in_effect: tuple[str | None, str | None] = (None, None)
+            if self.conf_file.is_file() and self.running_pid() is not None:
+                in_effect = conf_memory(self.conf_file.read_text())
+            self._memory = plan_memory(self.heap_setting, self.pagecache_setting, read_machine_memory(), in_effect)
+        return self._memory
+
+    @property
+    def heap(self) -> str:
+        return self.memory().heap
+
+    @property
+    def pagecache(self) -> str:
+        return self.memory().pagecache
 
     # -- java / jars / conf --------------------------------------------------------------
     @property
@@ -489,6 +512,19 @@ class Neo4jRuntime:
         if extra.is_file():
             lines += ["", f"# --- from {extra} ---", extra.read_text().rstrip()]
         return "\n".join(lines) + "\n"
+
+    def _log_memory(self) -> None:
+        plan = self.memory()
+        log_line(
+            "neo4j",
+            "memory",
+            level=logging.WARNING if plan.tight else logging.INFO,
+            heap=plan.heap,
+            pagecache=plan.pagecache,
+            available=format_bytes(plan.available).replace(" ", ""),
+            source=plan.source,
+            **({"warning": "leaves-the-os-under-1GiB"} if plan.tight else {}),
+        )
 
     def _require_managed(self, action: str) -> None:
         if not self.managed:
@@ -731,6 +767,7 @@ class Neo4jRuntime:
         return Neo4jStartError(describe(err, path, setting="MAXY_CONFIG_DIR" if inside else None))
 
     def _already_running(self, pid: int, started: float, timeout: float) -> StartResult:
+        self._memory = None  # an unset size is the one the running server was started with
         if self.conf_file.is_file() and self.conf_file.read_text() != self.render_conf(self.lib_dir()):
             raise Neo4jStartError(
                 f"Neo4j (pid {pid}) is running with an older {self.conf_file}; stop it and start "
@@ -755,6 +792,7 @@ class Neo4jRuntime:
             return self._already_running(pid, started, timeout)
         stale = self._remove_stale_pid()
         self._publish_cds(clean=False)  # a previous server died without a clean stop
+        self._memory = None  # sized now, from the memory available at this start
 
         listener = _port_listener(self.host, self.port)
         settle = time.monotonic() + (3.0 if stale else 0.0)  # a dead server's port frees a bit later
@@ -770,6 +808,7 @@ class Neo4jRuntime:
 
         install = self.install()
         java = self.java
+        self._log_memory()
         cmd = [
             str(java.path),
             *self.jvm_options(),
@@ -907,6 +946,7 @@ class Neo4jRuntime:
         clean, killed = self._terminate(pid, timeout)
         self.pid_file.unlink(missing_ok=True)
         _CHILDREN.pop(pid, None)
+        self._memory = None  # the next start sizes it again
         self._publish_cds(clean)
         result = StopResult(True, clean, killed, pid, _ms(started))
         if killed:
@@ -951,11 +991,22 @@ class Neo4jRuntime:
             "log": str(self.console_log),
             "pid_file": str(self.pid_file),
             "cds_archive": self._cds_status(),
+            "memory": self._memory_status(pid),
             "error": probe.error if probe else None,
         }
         if java_error:
             status["java_error"] = java_error
         return status
+
+    def _memory_status(self, pid: int | None) -> dict[str, Any] | None:
+        """The sizes the running server uses (from its conf), or those the next start would take."""
+        if not self.managed:
+            return None
+        try:
+            plan = self.memory()
+        except OSError as err:  # an unreadable conf: status still reports the rest
+            return {"error": str(err)}
+        return dict(plan.as_dict(), in_effect=pid is not None, text=plan.describe())
 
     def _cds_status(self) -> str | None:
         try:

@@ -1,0 +1,70 @@
+"""The managed server's heap and page cache on a real server: the start logs the sizes, the JVM
+and neo4j.conf get them, a running server keeps the sizes it started with, and a stop and start
+sizes an unset one again from the memory available then."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from maxy.neo4j import Neo4jRuntime, Neo4jStartError
+from maxy.neo4j.memory import choose_memory, conf_memory, format_size
+
+from tests.integration.test_neo4j_runtime import PASSWORD, _run, free_port
+
+
+def _memory_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("[neo4j] memory ")]
+
+
+def _jvm_heap(pid: int) -> str:
+    args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return next(a.removeprefix("-Xmx") for a in args if a.startswith("-Xmx"))
+
+
+def test_sizes_are_kept_while_running_and_chosen_again_at_the_next_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="maxy")
+    home, port = tmp_path / "home", free_port()
+    first = Neo4jRuntime(home, port, PASSWORD, heap="512m", pagecache="64m")
+    try:
+        started = first.start(timeout=180)
+        assert _memory_lines(caplog)[-1].startswith("[neo4j] memory heap=512m pagecache=64m available=")
+        assert _memory_lines(caplog)[-1].endswith("source=set")
+        assert _jvm_heap(started.pid) == "512m"
+        status = first.status()["memory"]
+        assert (status["heap"], status["pagecache"], status["source"], status["in_effect"]) == (
+            "512m",
+            "64m",
+            "set",
+            True,
+        )
+
+        # Unset sizes on a running server are the ones it started with: no "older conf" error,
+        # whatever the available memory is now.
+        unset = Neo4jRuntime(home, port, PASSWORD, heap=None, pagecache=None)
+        again = unset.start(timeout=60)
+        assert again.already_running and again.pid == started.pid
+        kept = unset.status()["memory"]
+        assert (kept["heap"], kept["pagecache"], kept["source"]) == ("512m", "64m", "auto")
+
+        # A newly set size does need a restart, and says so.
+        with pytest.raises(Neo4jStartError, match="older .*neo4j.conf; stop it and start again"):
+            Neo4jRuntime(home, port, PASSWORD, heap="640m", pagecache="64m").start(timeout=60)
+        first.stop(timeout=60)
+
+        # The next start sizes the unset heap from the memory available at that start.
+        resized = Neo4jRuntime(home, port, PASSWORD, heap=None, pagecache="64m")
+        second = resized.start(timeout=180)
+        plan = resized.memory()
+        assert plan.available is not None and plan.heap == format_size(choose_memory(plan.available)[0])
+        assert conf_memory(resized.conf_file.read_text()) == (plan.heap, "64m")
+        assert _jvm_heap(second.pid) == plan.heap
+        line = _memory_lines(caplog)[-1]
+        assert f"heap={plan.heap} pagecache=64m" in line and line.endswith("source=mixed")
+        assert _run(resized, "RETURN 1 AS ok") == [{"ok": 1}]
+        assert resized.status()["memory"]["in_effect"] is True
+    finally:
+        Neo4jRuntime(home, port, PASSWORD).stop(timeout=60)
