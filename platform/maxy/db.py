@@ -1,7 +1,10 @@
 """The Neo4j driver, with reads routed as reads and writes as writes, and every wait bounded.
 
 Works the same against the local managed server (``bolt://``), a cluster or Aura
-(``neo4j://`` / ``neo4j+s://`` routing URIs).
+(``neo4j://`` / ``neo4j+s://`` routing URIs). ``read`` runs a read transaction (a cluster may
+answer it from any member), ``write``, ``write_tx`` and ``autocommit`` run on the leader; all of
+them share one bookmark manager, so a read sees every write made before it through the same
+``Database``.
 
 Failing fast: a server that refuses the connection, cannot be resolved or does not accept
 it within ``NEO4J_CONNECT_TIMEOUT_S`` fails the call at once with one line; only transient
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import queue
+import random
 import socket
 import threading
 import time
@@ -101,7 +105,7 @@ class Database:
             return work(tx)
 
         def call() -> T:
-            with self.driver.session(database=self.database, default_access_mode=neo4j.WRITE_ACCESS) as session:
+            with self._session() as session:
                 return session.execute_write(unit)
 
         return self._call(call, limit)
@@ -112,10 +116,20 @@ class Database:
         Batch jobs run as long as they need (no query timeout); a dead server is still noticed."""
 
         def call() -> list[dict[str, Any]]:
-            with self.driver.session(database=self.database, default_access_mode=neo4j.WRITE_ACCESS) as session:
+            with self._session() as session:
                 return [r.data() for r in session.run(query, params)]
 
         return self._call(call, None)
+
+    def _session(self) -> neo4j.Session:
+        """A write session (a cluster sends it to the leader) that shares the bookmarks of
+        ``read``/``write``: a read after a ``write_tx`` or ``autocommit`` waits, on whichever
+        member answers it, until that member has the write (causal consistency)."""
+        return self.driver.session(
+            database=self.database,
+            default_access_mode=neo4j.WRITE_ACCESS,
+            bookmark_manager=self.driver.execute_query_bookmark_manager,
+        )
 
     def server_info(self) -> dict[str, Any]:
         rows = self.read("CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition")
@@ -173,9 +187,9 @@ class Database:
                 if not err.is_retryable() or time.monotonic() + delay > give_up:
                     raise
                 reason = err
-                time.sleep(delay)
+                time.sleep(delay * random.uniform(0.5, 1.5))  # writers that collided do not retry in step
                 delay = min(delay * 2, 1.0)
-            log_line("db", "retry", level=logging.DEBUG, error=type(reason).__name__, detail=one_line(reason)[:160])
+            log_line("db", "retry", error=type(reason).__name__, detail=one_line(reason)[:160])
 
     def _bounded(self, call: Callable[[], T], limit: float | None) -> T:
         """Run ``call`` in a daemon thread and stop waiting for it a grace period after ``limit``:
