@@ -1,10 +1,12 @@
 """The managed server's heap and page cache on a real server: the start logs the sizes, the JVM
 and neo4j.conf get them, a running server keeps the sizes it started with, and a stop and start
-sizes an unset one again from the memory available then."""
+sizes an unset one again from the memory available then; the status commands show them."""
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from maxy.neo4j import Neo4jRuntime, Neo4jStartError
 from maxy.neo4j.memory import choose_memory, conf_memory, format_size
 
 from tests.integration.test_neo4j_runtime import PASSWORD, _run, free_port
+from tests.plugins_fixture.helpers import CLI, child_env
 
 
 def _memory_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -68,3 +71,17 @@ def test_sizes_are_kept_while_running_and_chosen_again_at_the_next_start(
         assert resized.status()["memory"]["in_effect"] is True
     finally:
         Neo4jRuntime(home, port, PASSWORD).stop(timeout=60)
+
+
+def test_status_commands_show_the_sizes_the_running_server_uses(neo4j_ready, account, data_root: Path) -> None:
+    runtime = Neo4jRuntime.from_settings(neo4j_ready)
+    heap, pagecache = conf_memory(runtime.conf_file.read_text())
+    env = child_env(data_root, ACCOUNT_ID=account.account_id)
+    shown = subprocess.run([*CLI, "neo4j", "status", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    memory = json.loads(shown.stdout)["memory"]
+    assert (memory["heap"], memory["pagecache"], memory["in_effect"]) == (heap, pagecache, True)
+    assert memory["source"] in ("auto", "set", "mixed") and memory["available"] > 0
+    text = subprocess.run([*CLI, "neo4j", "status"], env=env, capture_output=True, text=True, timeout=120).stdout
+    assert f"\nmemory           heap {heap}, page cache {pagecache} ({memory['source']}, " in text
+    status = subprocess.run([*CLI, "status"], env=env, capture_output=True, text=True, timeout=240).stdout
+    assert f"\nmemory    heap {heap}, page cache {pagecache} (" in status
