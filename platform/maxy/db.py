@@ -92,7 +92,7 @@ class Database:
 
         def call() -> list[dict[str, Any]]:
             records, _, _ = self.driver.execute_query(bounded, params, routing_=routing, database_=self.database)
-            return [r.data() for r in records]
+            return [_row(r) for r in records]
 
         return self._call(call, limit)
 
@@ -244,6 +244,27 @@ class Database:
             f"Neo4j at {self.uri} refused the credentials for user {self.settings.NEO4J_USER!r}: "
             f"check NEO4J_PASSWORD in the environment or {env_file()} ({one_line(err)})"
         )
+
+
+_GRAPH_TYPES = (neo4j.graph.Node, neo4j.graph.Relationship, neo4j.graph.Path)
+
+
+def _row(record: neo4j.Record) -> dict[str, Any]:
+    """A record as a dict. The driver's ``Record.data()`` rebuilds every nested list and map to
+    turn nodes, relationships and paths into plain values, which costs more than the query
+    itself for a few hundred rows of properties: it is used only when the row holds one."""
+    values = record.values()
+    if any(_holds_graph(v) for v in values):
+        return record.data()
+    return dict(zip(record.keys(), values, strict=True))
+
+
+def _holds_graph(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_holds_graph(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_graph(v) for v in value.values())
+    return isinstance(value, _GRAPH_TYPES)
 
 
 class _Workers:

@@ -50,6 +50,9 @@ MAX_STRING = 1_000_000
 MAX_EDGES = 500
 _NODE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:._-]{0,127}$")
 SYSTEM_AGENT = "system"
+PENDING_PROPERTY = "pendingWrite"  # hidden by every read guard until its write clears it
+# Setting a property to its own value takes the node's write lock and changes nothing.
+_LOCK_EXISTING = f"UNWIND $ids AS id MATCH (n:{BASE_LABEL} {{nodeId: id}}) WHERE n.accountId = $acc SET n.nodeId = id"
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,15 @@ class _Prepared:
     text: str | None
     at: str = ""  # the field prefix of this node in error messages
     embedding: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class PreparedWrite:
+    """Nodes validated and embedded by :meth:`GraphWriter.prepare`, for :meth:`GraphWriter.commit`."""
+
+    nodes: list[_Prepared]
+    agent: str
+    started: float
 
 
 def _clean_value(key: str, value: Any, prefix: str = "properties") -> Any:
@@ -189,23 +201,19 @@ class GraphWriter:
         progress: Any = None,
         atomic: bool = False,
         before_write: Callable[[neo4j.ManagedTransaction], None] | None = None,
+        pending: str | None = None,
     ) -> list[WriteResult]:
         """Write nodes in batches of ``batch_size``, each batch one transaction.
 
         ``atomic=True`` writes everything in a single transaction instead, after all
         embeddings are computed; ``before_write(tx)`` runs first inside that transaction
         (e.g. deleting the hierarchy being replaced), so a crash leaves old or new, never a mix.
+        ``pending`` (a write's token) stamps ``pendingWrite`` on every node: the read guards hide
+        them until the caller clears it, and edges may reach nodes pending under the same token.
         """
         started = time.perf_counter()
         agent = created_by or self.created_by
-        specs = list(specs)
-        self._check_account(account_id, specs, agent)
-        existing = self._existing_properties([s.node_id for s in specs if isinstance(s.node_id, str)])
-        prepared = [self._prepare(i, spec, len(specs), existing) for i, spec in enumerate(specs)]
-        ids = [p.node_id for p in prepared]
-        if len(set(ids)) != len(ids):
-            raise ValidationError("nodeId", "the same nodeId appears twice in one write")
-        self._check_dimensions()
+        prepared = self._validated(list(specs), account_id, agent, pending)
 
         results: list[WriteResult] = []
         batches = [prepared[i : i + self.batch_size] for i in range(0, len(prepared), self.batch_size)]
@@ -231,6 +239,37 @@ class GraphWriter:
                 if progress is not None:
                     progress(len(results))
 
+        self._log_write(results, agent, started)
+        return results
+
+    def prepare(
+        self,
+        specs: Iterable[NodeSpec],
+        *,
+        account_id: str | None = None,
+        created_by: str | None = None,
+        pending: str | None = None,
+    ) -> PreparedWrite:
+        """Validate and embed ``specs`` for :meth:`commit`: the embedding half of an atomic
+        ``write_many``, so a caller can embed its next write while this one's transaction runs."""
+        started = time.perf_counter()
+        agent = created_by or self.created_by
+        prepared = self._validated(list(specs), account_id, agent, pending)
+        for i in range(0, len(prepared), self.batch_size):
+            self._embed(prepared[i : i + self.batch_size])
+        return PreparedWrite(prepared, agent, started)
+
+    def commit(
+        self, write: PreparedWrite, *, before_write: Callable[[neo4j.ManagedTransaction], None] | None = None
+    ) -> list[WriteResult]:
+        """Write what :meth:`prepare` made ready in one transaction, ``before_write(tx)`` first in it."""
+        nodes = write.nodes
+        batches = [nodes[i : i + self.batch_size] for i in range(0, len(nodes), self.batch_size)]
+        results = self._write_batches(batches, write.agent, before_write)
+        self._log_write(results, write.agent, write.started)
+        return results
+
+    def _log_write(self, results: list[WriteResult], agent: str, started: float) -> None:
         label_set = sorted({label for r in results for label in r.labels})
         log_line(
             "graph-write",
@@ -243,7 +282,21 @@ class GraphWriter:
             agent=agent,
             ms=round((time.perf_counter() - started) * 1000),
         )
-        return results
+
+    def _validated(
+        self, specs: list[NodeSpec], account_id: str | None, agent: str, pending: str | None
+    ) -> list[_Prepared]:
+        self._check_account(account_id, specs, agent)
+        existing = self._existing_properties([s.node_id for s in specs if isinstance(s.node_id, str)])
+        prepared = [self._prepare(i, spec, len(specs), existing) for i, spec in enumerate(specs)]
+        ids = [p.node_id for p in prepared]
+        if len(set(ids)) != len(ids):
+            raise ValidationError("nodeId", "the same nodeId appears twice in one write")
+        if pending is not None:
+            for p in prepared:
+                p.props[PENDING_PROPERTY] = pending
+        self._check_dimensions()
+        return prepared
 
     # -- validation --------------------------------------------------------------------
     def _check_account(self, account_id: str | None, specs: list[NodeSpec], agent: str) -> None:
@@ -380,8 +433,10 @@ class GraphWriter:
         self, tx: neo4j.ManagedTransaction, batch: list[_Prepared], agent: str, now: str
     ) -> list[WriteResult]:
         acc = self.account.account_id
+        self._lock_existing(tx, batch)
         self._check_targets(tx, batch, agent)
-        guard = node_guard(self.caller, "b")
+        pending = next((p.props[PENDING_PROPERTY] for p in batch if PENDING_PROPERTY in p.props), None)
+        guard = node_guard(self.caller, "b", pending=pending)  # a staged node may link to its own write's
         created: dict[str, bool] = {}
         groups: dict[tuple[str, ...], list[_Prepared]] = {}
         for p in batch:
@@ -480,6 +535,14 @@ class GraphWriter:
             )
             for p in batch
         ]
+
+    def _lock_existing(self, tx: neo4j.ManagedTransaction, batch: list[_Prepared]) -> None:
+        """Lock every existing node of this account the batch updates or links to, in nodeId
+        order, before anything else: writers that share nodes (many edges to one Organization)
+        then queue for them instead of each holding one and waiting for another's (a deadlock,
+        rolled back and retried)."""
+        ids = sorted({p.node_id for p in batch} | {e["target"] for p in batch for e in p.edges})
+        tx.run(_LOCK_EXISTING, ids=ids, acc=self.account.account_id).consume()
 
     def _check_targets(self, tx: neo4j.ManagedTransaction, batch: list[_Prepared], agent: str) -> None:
         """An existing node is updated only when the caller can read it (one refusal for absent,

@@ -8,7 +8,10 @@ A write means what it says:
   ``MAX_VALUE_CHARS`` or a node over ``MAX_NODE_CHARS`` in all (long text belongs in a document);
 - an entity (``ENTITY_LABELS``) whose canonical name or alias matches a live node of the same
   label in the caller's view resolves to it (``resolved``) instead of making a second one,
-  unless ``resolve=False``; see ``merge`` for what the merge keeps;
+  unless ``resolve=False``; see ``merge`` for what the merge keeps. Writers that create the
+  same entity at once (many agents on one account) make one node: a new entity's transaction
+  takes a lock per lookup key and looks again under it, and a writer that finds the entity
+  made meanwhile resolves into it (``claim_names``);
 - ``valid_from`` / ``valid_until`` say when the fact was true; ``supersede`` ends earlier facts:
   each gets ``validUntil`` (the new fact's ``validFrom``, by default now) and a
   ``SUPERSEDED_BY`` edge to the new one, in the same transaction. Nothing is deleted;
@@ -18,10 +21,13 @@ A write means what it says:
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import neo4j
 
 from ..errors import ValidationError
 from ..graph.allowlist import ENTITY_LABELS, check_labels
@@ -38,6 +44,11 @@ MAX_VALUE_CHARS = 20_000
 MAX_NODE_CHARS = 100_000
 MAX_SUPERSEDE = 20
 TIME_PROPS = ("validFrom", "validUntil")
+NAME_RACE_ATTEMPTS = 5  # a writer that lost the race for a new entity's name resolves again
+
+
+class NameTaken(Exception):
+    """Another writer created an entity with this name while this one was preparing its write."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,22 @@ class MemoryWrite:
 def remember(writer: GraphWriter, memory: MemoryWrite) -> dict[str, Any]:
     """Write ``memory`` inside the writer's view; returns nodeId, labels, created, embedded,
     provenance, resolved (the nodeId merged into, or None) and superseded (ids)."""
+    for attempt in range(1, NAME_RACE_ATTEMPTS + 1):
+        try:
+            return _remember_once(writer, memory)
+        except NameTaken as taken:
+            log_line(
+                "memory",
+                "name-race",
+                level=logging.INFO,
+                existing=short(str(taken)),
+                attempt=attempt,
+                agent=writer.created_by,
+            )
+    return _remember_once(writer, memory)
+
+
+def _remember_once(writer: GraphWriter, memory: MemoryWrite) -> dict[str, Any]:
     labels = check_labels(memory.labels, field="labels")
     if not isinstance(memory.properties, dict):
         raise ValidationError("properties", "an object of property names to values")
@@ -67,15 +94,18 @@ def remember(writer: GraphWriter, memory: MemoryWrite) -> dict[str, Any]:
     props = _checked_properties({**memory.properties, **{k: v for k, v in given.items() if v is not None}})
     spec = NodeSpec(labels, props, edges=list(memory.edges), scope=memory.scope, agents=memory.agents)
     resolved = None
+    claim: Callable[[neo4j.ManagedTransaction], None] | None = None
     if memory.node_id is not None:
         _update_in_place(writer.db, writer.caller, memory.node_id, spec)
     elif memory.resolve:
         resolved = _resolve(writer.db, writer.caller, spec)
+        if resolved is None:
+            claim = claim_names(writer.caller, spec)
     _require_meaningful(spec.properties)
     _note_about(writer.db, writer.caller, spec)
     olds = _superseded(writer.db, writer.caller, memory.supersede, spec)
     _add_provenance(spec, memory.source)
-    results = writer.write_many([spec, *olds], atomic=bool(olds))
+    results = writer.write_many([spec, *olds], atomic=bool(olds), before_write=claim)
     result: WriteResult = results[0]
     if resolved is not None or olds:
         log_line(
@@ -172,19 +202,8 @@ def _resolve(db: Any, caller: Caller, spec: NodeSpec) -> str | None:
     keys = lookup_keys(spec.labels, spec.properties) if entity_labels else []
     if not keys:
         return None
-    guard = node_guard(caller, "n")
-    current = validity_clause("n")
-    rows = db.read(
-        f"""
-        MATCH (n:Node) WHERE (n.nameKey IN $keys OR any(k IN coalesce(n.aliasKeys, []) WHERE k IN $keys))
-          AND any(l IN labels(n) WHERE l IN $labels) AND {guard.clause} AND {current.clause}
-        RETURN n.nodeId AS id ORDER BY CASE WHEN n.nameKey IN $keys THEN 0 ELSE 1 END, n.createdAt LIMIT 1
-        """,
-        keys=keys,
-        labels=entity_labels,
-        **guard.params,
-        **current.params,
-    )
+    query, params = _match_query(caller, keys, entity_labels)
+    rows = db.read(query, **params)
     if not rows:
         return None
     existing = read_node(db, caller, rows[0]["id"])
@@ -194,6 +213,48 @@ def _resolve(db: Any, caller: Caller, spec: NodeSpec) -> str | None:
     spec.labels = list(dict.fromkeys([*existing["labels"], *spec.labels]))
     spec.properties = merge_properties(existing["properties"], spec.properties)
     return existing["nodeId"]
+
+
+def _match_query(caller: Caller, keys: list[str], entity_labels: list[str]) -> tuple[str, dict[str, Any]]:
+    """The query for the live entity in the caller's view that one of ``keys`` names (name first)."""
+    guard = node_guard(caller, "n")
+    current = validity_clause("n")
+    query = f"""
+        MATCH (n:Node) WHERE (n.nameKey IN $keys OR any(k IN coalesce(n.aliasKeys, []) WHERE k IN $keys))
+          AND any(l IN labels(n) WHERE l IN $labels) AND {guard.clause} AND {current.clause}
+        RETURN n.nodeId AS id ORDER BY CASE WHEN n.nameKey IN $keys THEN 0 ELSE 1 END, n.createdAt LIMIT 1
+        """
+    return query, {"keys": keys, "labels": entity_labels, **guard.params, **current.params}
+
+
+# One transaction at a time may create an entity under a name: MERGE on a lock id takes the
+# nodeId uniqueness constraint's lock for it until commit (the node itself is gone at once).
+_LOCK_NAMES = "UNWIND $locks AS lock MERGE (l:Node {nodeId: lock}) DELETE l"
+
+
+def claim_names(caller: Caller, spec: NodeSpec) -> Callable[[neo4j.ManagedTransaction], None] | None:
+    """For a new entity: the ``before_write`` step that locks its lookup keys in this account
+    (sorted, so two writers never wait on each other in a circle), then looks for the entity
+    again; raises :class:`NameTaken` when another writer made it meanwhile (nothing is written,
+    and :func:`remember` resolves into it)."""
+    entity_labels = sorted(ENTITY_LABELS.intersection(spec.labels))
+    keys = lookup_keys(spec.labels, spec.properties) if entity_labels else []
+    if not keys:
+        return None
+    locks = sorted({_lock_id(caller.account_id, key) for key in keys})
+    query, params = _match_query(caller, keys, entity_labels)
+
+    def claim(tx: neo4j.ManagedTransaction) -> None:
+        tx.run(_LOCK_NAMES, locks=locks).consume()
+        row = tx.run(query, params).single()
+        if row is not None:
+            raise NameTaken(row["id"])
+
+    return claim
+
+
+def _lock_id(account_id: str, key: str) -> str:
+    return "name-lock:" + hashlib.sha256(f"{account_id}\x1f{key}".encode()).hexdigest()[:40]
 
 
 # -- supersede ------------------------------------------------------------------------------
