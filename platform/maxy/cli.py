@@ -160,6 +160,9 @@ def _print_status(settings: Any, json_out: bool) -> None:
         memory = (neo.get("server") or {}).get("memory") or {}
         if memory.get("text"):  # the managed server's heap and page cache
             out.print(f"memory    {memory['text']}", highlight=False)
+        disk = (neo.get("server") or {}).get("disk") or {}
+        if disk.get("text"):  # what its database takes on disk, by the memory that serves each part
+            out.print(f"disk      {disk['text']}", highlight=False)
         out.print(f"embedder  {ok if emb['ok'] else bad}  {emb.get('name', emb['model'])} dims={emb.get('dimensions')}")
         out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}")
         troubled = [idx for idx in report["indexes"] if idx["state"] != "ONLINE"]  # every index: --json
@@ -243,7 +246,7 @@ def neo4j_status(json_out: bool = typer.Option(False, "--json")) -> None:
         emit_json(info)
     else:
         for key, value in info.items():
-            shown = value.get("text", value) if key == "memory" and isinstance(value, dict) else value
+            shown = value.get("text", value) if key in ("memory", "disk") and isinstance(value, dict) else value
             out.print(f"{key:16} {shown}", highlight=False)
 
 

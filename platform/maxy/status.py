@@ -130,6 +130,7 @@ def _data_notes(data: dict[str, Any] | None, neo: dict[str, Any], notes: list[st
             f"{account['purgeable']} deleted node(s) of account {account['id']} are past the "
             f"{DEFAULT_GRACE_DAYS}-day grace period: run `maxy purge`"
         )
+    notes.extend(((neo.get("server") or {}).get("memory") or {}).get("fit", {}).get("notes", []))  # memory.py
     for issue in neo.get("knownIssues", []):
         logged = issue["loggedSinceStart"]
         if issue["knownOnThisVersion"] and logged:

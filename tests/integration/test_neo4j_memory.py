@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from maxy.neo4j import Neo4jRuntime, Neo4jStartError
-from maxy.neo4j.memory import choose_memory, conf_memory, format_size
+from maxy.neo4j.memory import choose_memory, conf_memory, format_bytes, format_size
 
 from tests.integration.test_neo4j_runtime import PASSWORD, _run, free_port
 from tests.plugins_fixture.helpers import CLI, child_env
@@ -73,7 +73,9 @@ def test_sizes_are_kept_while_running_and_chosen_again_at_the_next_start(
         Neo4jRuntime(home, port, PASSWORD).stop(timeout=60)
 
 
-def test_status_commands_show_the_sizes_the_running_server_uses(neo4j_ready, account, data_root: Path) -> None:
+def test_status_commands_show_the_sizes_the_running_server_uses_and_its_files(
+    neo4j_ready, account, data_root: Path
+) -> None:
     runtime = Neo4jRuntime.from_settings(neo4j_ready)
     heap, pagecache = conf_memory(runtime.conf_file.read_text())
     env = child_env(data_root, ACCOUNT_ID=account.account_id)
@@ -83,5 +85,10 @@ def test_status_commands_show_the_sizes_the_running_server_uses(neo4j_ready, acc
     assert memory["source"] in ("auto", "set", "mixed") and memory["available"] > 0
     text = subprocess.run([*CLI, "neo4j", "status"], env=env, capture_output=True, text=True, timeout=120).stdout
     assert f"\nmemory           heap {heap}, page cache {pagecache} ({memory['source']}, " in text
+    disk = json.loads(shown.stdout)["disk"]  # the database's files, by the memory that serves them
+    assert disk["store"] > 0 and disk["vector_indexes"] > 0 and disk["fulltext_indexes"] > 0
+    assert memory["fit"]["paged"] == disk["store"] + disk["native_indexes"]
+    assert f"\ndisk             store {format_bytes(disk['store'])} + native indexes " in text
     status = subprocess.run([*CLI, "status"], env=env, capture_output=True, text=True, timeout=240).stdout
     assert f"\nmemory    heap {heap}, page cache {pagecache} (" in status
+    assert "\ndisk      store " in status and "(OS file cache); transaction logs " in status

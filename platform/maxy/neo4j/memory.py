@@ -92,8 +92,10 @@ def format_size(size: int) -> str:
 
 
 def format_bytes(size: int | None) -> str:
-    """A size for people, in GiB with one decimal (``21.7 GiB``); ``unknown`` for None."""
-    return "unknown" if size is None else f"{size / GIB:.1f} GiB"
+    """A size for people: ``21.7 GiB``, or ``380 MiB`` below 1 GiB; ``unknown`` for None."""
+    if size is None:
+        return "unknown"
+    return f"{size / GIB:.1f} GiB" if abs(size) >= GIB else f"{size / MIB:.0f} MiB"
 
 
 def _share(available: int, low: int, high: int) -> int:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from maxy.logs import log_line
 from maxy.neo4j.fetch import COMPLETE_MARKER, ensure_neo4j_jars
+from maxy.neo4j.footprint import describe_disk, disk_footprint, memory_fit
 from maxy.neo4j.java import JavaInfo, Neo4jRuntimeError, find_java
 from maxy.neo4j.memory import MemoryPlan, conf_memory, format_bytes, plan_memory, read_machine_memory
 
@@ -992,6 +993,7 @@ class Neo4jRuntime:
             "pid_file": str(self.pid_file),
             "cds_archive": self._cds_status(),
             "memory": self._memory_status(pid),
+            "disk": self._disk_status(),
             "error": probe.error if probe else None,
         }
         if java_error:
@@ -1006,7 +1008,21 @@ class Neo4jRuntime:
             plan = self.memory()
         except OSError as err:  # an unreadable conf: status still reports the rest
             return {"error": str(err)}
-        return dict(plan.as_dict(), in_effect=pid is not None, text=plan.describe())
+        status = dict(plan.as_dict(), in_effect=pid is not None, text=plan.describe())
+        disk = self._disk_status()
+        if disk is not None and "error" not in disk:
+            status["fit"] = memory_fit(disk, plan)
+        return status
+
+    def _disk_status(self) -> dict[str, Any] | None:
+        """Bytes the database takes on disk, by the memory that serves each part (footprint.py)."""
+        if not self.managed:
+            return None
+        try:
+            disk = disk_footprint(self.home, self.database)
+        except OSError as err:
+            return {"error": str(err)}
+        return None if disk is None else dict(disk, text=describe_disk(disk))
 
     def _cds_status(self) -> str | None:
         try:
