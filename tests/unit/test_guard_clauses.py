@@ -10,8 +10,15 @@ from maxy.graph.guards import Caller, node_guard, related_guard
 # ---- unit checks -----------------------------------------------------------------------
 def test_admin_guard_has_account_and_soft_delete_only():
     g = node_guard(Caller("acc-1"))
-    assert g.clause == "n.deletedAt IS NULL AND n.accountId = $g_accountId"
+    assert g.clause == "n.deletedAt IS NULL AND n.pendingWrite IS NULL AND n.accountId = $g_accountId"
     assert g.params == {"g_accountId": "acc-1"}
+
+
+def test_pending_nodes_are_hidden_except_from_their_own_write():
+    assert "related.pendingWrite IS NULL" in related_guard(Caller("acc-1")).clause
+    own = node_guard(Caller("acc-1"), "b", pending="w1")
+    assert "(b.pendingWrite IS NULL OR b.pendingWrite = $g_pendingWrite)" in own.clause
+    assert own.params == {"g_accountId": "acc-1", "g_pendingWrite": "w1"}
 
 
 def test_public_guard_adds_scope_and_agent_layers():

@@ -147,6 +147,7 @@ RESERVED_PROPERTIES: frozenset[str] = frozenset(
         "createdAt",
         "updatedAt",
         "deletedAt",
+        "pendingWrite",
         "createdBy",
         "scope",
         "agents",

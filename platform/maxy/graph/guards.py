@@ -1,6 +1,8 @@
 """The five guard layers as parameterised Cypher WHERE clauses. Every read path uses them.
 
-1. soft delete   ``n.deletedAt IS NULL`` (unconditional)
+1. soft delete   ``n.deletedAt IS NULL`` (unconditional), and ``n.pendingWrite IS NULL``: a node
+                 written by a write that has not finished yet (a large document streamed in
+                 several transactions) stays hidden until that write makes it visible at once
 2. scope         ``n.scope IS NULL OR n.scope IN $allowedScopes`` (when scopes are pinned)
 3. agent tag     ``n.agents IS NOT NULL AND $agentSlug IN n.agents`` (when an agent is pinned)
 4. related nodes the same filters for nodes reached by expansion, where untagged nodes pass
@@ -91,10 +93,19 @@ def _view_parts(caller: Caller, v: str) -> list[str]:
     return parts
 
 
-def node_guard(caller: Caller, var: str = "n") -> Guard:
-    """Layers 1, 2, 3 and 5 for a primary (matched or searched) node."""
+def _live_parts(v: str, pending: str | None = None) -> list[str]:
+    """Layer 1: not soft-deleted and not pending (or pending under the write ``pending`` names)."""
+    if pending is None:
+        return [f"{v}.deletedAt IS NULL", f"{v}.pendingWrite IS NULL"]
+    return [f"{v}.deletedAt IS NULL", f"({v}.pendingWrite IS NULL OR {v}.pendingWrite = $g_pendingWrite)"]
+
+
+def node_guard(caller: Caller, var: str = "n", *, pending: str | None = None) -> Guard:
+    """Layers 1, 2, 3 and 5 for a primary (matched or searched) node. ``pending`` also admits
+    the nodes of that unfinished write (the writer's own view of what it is staging)."""
     v = _check_var(var)
-    return Guard(" AND ".join([f"{v}.deletedAt IS NULL", *_view_parts(caller, v)]), _params(caller))
+    params = _params(caller) | ({"g_pendingWrite": pending} if pending is not None else {})
+    return Guard(" AND ".join([*_live_parts(v, pending), *_view_parts(caller, v)]), params)
 
 
 def both(first: Guard, second: Guard | None) -> Guard:
@@ -107,7 +118,7 @@ def both(first: Guard, second: Guard | None) -> Guard:
 def related_guard(caller: Caller, var: str = "related") -> Guard:
     """Layer 4: nodes reached through a relationship. Untagged nodes pass the agent check."""
     v = _check_var(var)
-    parts = [f"{v}.deletedAt IS NULL", f"{v}.accountId = $g_accountId"]
+    parts = [*_live_parts(v), f"{v}.accountId = $g_accountId"]
     if caller.allowed_scopes is not None:
         parts.append(f"({v}.scope IS NULL OR {v}.scope IN $g_allowedScopes)")
     if caller.agent_slug is not None:

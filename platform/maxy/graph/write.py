@@ -201,19 +201,19 @@ class GraphWriter:
         progress: Any = None,
         atomic: bool = False,
         before_write: Callable[[neo4j.ManagedTransaction], None] | None = None,
-        pending: str | None = None,
+        pending_write: str | None = None,
     ) -> list[WriteResult]:
         """Write nodes in batches of ``batch_size``, each batch one transaction.
 
         ``atomic=True`` writes everything in a single transaction instead, after all
         embeddings are computed; ``before_write(tx)`` runs first inside that transaction
         (e.g. deleting the hierarchy being replaced), so a crash leaves old or new, never a mix.
-        ``pending`` (a write's token) stamps ``pendingWrite`` on every node: the read guards hide
+        ``pending_write`` (a write's token) stamps ``pendingWrite`` on every node: the read guards hide
         them until the caller clears it, and edges may reach nodes pending under the same token.
         """
         started = time.perf_counter()
         agent = created_by or self.created_by
-        prepared = self._validated(list(specs), account_id, agent, pending)
+        prepared = self._validated(list(specs), account_id, agent, pending_write)
 
         results: list[WriteResult] = []
         batches = [prepared[i : i + self.batch_size] for i in range(0, len(prepared), self.batch_size)]
@@ -248,13 +248,13 @@ class GraphWriter:
         *,
         account_id: str | None = None,
         created_by: str | None = None,
-        pending: str | None = None,
+        pending_write: str | None = None,
     ) -> PreparedWrite:
         """Validate and embed ``specs`` for :meth:`commit`: the embedding half of an atomic
         ``write_many``, so a caller can embed its next write while this one's transaction runs."""
         started = time.perf_counter()
         agent = created_by or self.created_by
-        prepared = self._validated(list(specs), account_id, agent, pending)
+        prepared = self._validated(list(specs), account_id, agent, pending_write)
         for i in range(0, len(prepared), self.batch_size):
             self._embed(prepared[i : i + self.batch_size])
         return PreparedWrite(prepared, agent, started)
@@ -284,7 +284,7 @@ class GraphWriter:
         )
 
     def _validated(
-        self, specs: list[NodeSpec], account_id: str | None, agent: str, pending: str | None
+        self, specs: list[NodeSpec], account_id: str | None, agent: str, pending_write: str | None
     ) -> list[_Prepared]:
         self._check_account(account_id, specs, agent)
         existing = self._existing_properties([s.node_id for s in specs if isinstance(s.node_id, str)])
@@ -292,9 +292,9 @@ class GraphWriter:
         ids = [p.node_id for p in prepared]
         if len(set(ids)) != len(ids):
             raise ValidationError("nodeId", "the same nodeId appears twice in one write")
-        if pending is not None:
+        if pending_write is not None:
             for p in prepared:
-                p.props[PENDING_PROPERTY] = pending
+                p.props[PENDING_PROPERTY] = pending_write
         self._check_dimensions()
         return prepared
 
