@@ -156,7 +156,7 @@ def _doc_table(page: str) -> list[list[str]]:
     ]
 
 
-@pytest.mark.parametrize("page", ["neo4j-runtime.md"])
+@pytest.mark.parametrize("page", ["neo4j-runtime.md", "scaling.md"])
 def test_the_docs_table_is_what_the_rule_picks(page: str) -> None:
     rows = _doc_table(page)
     assert [row[0] for row in rows] == ["2 GiB", "4 GiB", "8 GiB", "16 GiB", "24 GiB", "64 GiB"]
