@@ -2,7 +2,8 @@
 # Set up Maxy on this machine and run the main job. Idempotent; a second run is fast.
 #   - a virtualenv in .venv with the project installed (editable)
 #   - Neo4j Community jars from Maven Central, cached in ~/.cache/maxy
-#   - the local Neo4j server on 127.0.0.1 with a generated password (~/.maxy/.env, mode 0600)
+#   - the local Neo4j server on 127.0.0.1 with a generated password (~/.maxy/.env, mode 0600),
+#     its heap and page cache sized from the memory available (unless NEO4J_HEAP / NEO4J_PAGECACHE)
 #   - an account, the schema, and `maxy status`
 set -euo pipefail
 cd "$(dirname "$0")/.."
