@@ -6,7 +6,8 @@ stores the node without one, for ``maxy reindex``); writes only inside its calle
 (``maxy.graph.confine``): an existing node it updates and every edge target must pass the
 caller's guards, and a pinned caller's nodes stay in its view; applies the provenance check
 for gated labels. A batch is written in one transaction: a refused node or a missing edge
-target leaves nothing behind.
+target leaves nothing behind. A transaction first locks the existing nodes it updates or links
+to, in nodeId order, so concurrent writers sharing nodes queue instead of deadlocking.
 """
 
 from __future__ import annotations
