@@ -18,81 +18,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
-import sys
 import time
-from pathlib import Path
 
-import numpy as np
 from _scifact import add_dir_argument, require_dir
+from _synthetic import build
 from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
-from maxy.evaluation.accounts import named_account
 from maxy.evaluation.metrics import percentile
 from maxy.graph.guards import Caller
-from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.schema import apply_schema
 from maxy.search import BASELINE, NON_LLM, SearchRequest, hybrid
 from maxy.search.lucene import build_query
-
-
-class Precomputed:
-    """Hands the write primitive vectors made up front (the benchmark's stand-in embedder).
-
-    It carries the real embedder's name: the database records which model made its vectors
-    and refuses another, and these synthetic vectors stand in for that model's.
-    """
-
-    def __init__(self, vectors: dict[str, list[float]], dimensions: int, name: str):
-        self.vectors = vectors
-        self.dimensions = dimensions
-        self.name = name
-
-    def embed(self, texts):
-        return [self.vectors[t] for t in texts]
-
-
-def vocabulary(directory: Path) -> list[str]:
-    words: list[str] = []
-    with (directory / "corpus.jsonl").open() as fh:
-        for line in fh:
-            words.extend(w.strip(".,;:()[]").lower() for w in json.loads(line)["text"].split())
-    return [w for w in words if w.isalpha() and len(w) > 2]
-
-
-def build(db, settings, size: int, dims: int, rebuild: bool, model: str, directory: Path) -> str:
-    account = named_account(settings, f"bench:latency:{size}")
-    have = db.read("MATCH (c:Chunk {accountId: $a}) RETURN count(c) AS c", a=account.account_id)[0]["c"]
-    if have == size and not rebuild:
-        return account.account_id
-    db.autocommit(
-        "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", a=account.account_id
-    )
-    rng = random.Random(size)
-    nrng = np.random.default_rng(size)
-    words = vocabulary(directory)
-    centres = nrng.standard_normal((200, dims)).astype(np.float32)
-    batch = 5000
-    started = time.perf_counter()
-    for start in range(0, size, batch):
-        n = min(batch, size - start)
-        texts = [" ".join(rng.choices(words, k=rng.randint(60, 180))) + f" #{start + i}" for i in range(n)]
-        vecs = centres[nrng.integers(0, len(centres), n)] + 0.6 * nrng.standard_normal((n, dims)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        writer = GraphWriter(
-            db,
-            account,
-            Precomputed(dict(zip(texts, vecs.tolist(), strict=True)), dims, model),
-            created_by="bench",
-            batch_size=1000,
-        )
-        writer.write_many(
-            NodeSpec(["Chunk"], {"content": t, "attachmentId": f"bench:{(start + i) // 20}"})
-            for i, t in enumerate(texts)
-        )
-        print(f"  built {start + n}/{size} chunks ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    return account.account_id
 
 
 def bare_calls(db, embedder, caller: Caller, query: str, k: int) -> float:
