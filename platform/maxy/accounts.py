@@ -81,6 +81,18 @@ def _read_account(entry: Path) -> Account:
     return Account(entry.name, str(data.get("name", "")), str(data.get("createdAt", "")), meta)
 
 
+def read_account(data_root: Path, account_id: str) -> Account | None:
+    """The one account ``account_id`` as :func:`list_accounts` would list it (a canonical id
+    whose folder holds a readable account.json), without reading any other; None otherwise."""
+    if _canonical_uuid(account_id) != account_id:
+        return None
+    entry = accounts_dir(data_root) / account_id
+    try:
+        return _read_account(entry) if entry.is_dir() else None
+    except AccountError:
+        return None
+
+
 _warned: set[tuple[str, str]] = set()
 
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..accounts import accounts_dir, list_accounts, validate_account
+from ..accounts import accounts_dir, list_accounts, read_account, validate_account
 from ..config import SCOPE_VALUES
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
@@ -224,11 +224,16 @@ def revoke_api_key(data_root: Path, key_id: str) -> bool:
 
 
 class ApiKeyStore:
-    """Resolves a presented key to its record; re-reads a key file when it changes."""
+    """Resolves a presented key to its record; re-reads a key file when it changes.
+
+    A key seen once is looked up in its own account only (its account.json and key file), so a
+    request costs the same with one account as with thousands; a key not found there (new,
+    moved, revoked or unknown) is looked for in every account again."""
 
     def __init__(self, data_root: Path):
         self.data_root = Path(data_root)
         self._cache: dict[Path, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
+        self._owners: dict[str, str] = {}  # keyId -> the account whose key file held it
         self._lock = threading.Lock()
 
     def _keys(self, path: Path) -> list[dict[str, Any]]:
@@ -252,8 +257,22 @@ class ApiKeyStore:
         if len(parts) != 3 or parts[0] != KEY_PREFIX:
             return None
         key_id, digest = parts[1], _hash(key)
+        owner = self._owners.get(key_id)
+        if owner is not None and read_account(self.data_root, owner) is not None:
+            found = self._match(owner, key_id, digest)
+            if found is not None:
+                return found
         for account in list_accounts(self.data_root):
-            for raw in self._keys(_keys_path(self.data_root, account.account_id)):
-                if raw.get("keyId") == key_id and hmac.compare_digest(str(raw.get("hash", "")), digest):
-                    return _record(account.account_id, raw)
+            found = self._match(account.account_id, key_id, digest)
+            if found is not None:
+                return found
+        return None
+
+    def _match(self, account_id: str, key_id: str, digest: str) -> ApiKey | None:
+        """The record of ``key_id`` in this account's key file when ``digest`` is its hash."""
+        for raw in self._keys(_keys_path(self.data_root, account_id)):
+            if isinstance(raw.get("keyId"), str):
+                self._owners[raw["keyId"]] = account_id
+            if raw.get("keyId") == key_id and hmac.compare_digest(str(raw.get("hash", "")), digest):
+                return _record(account_id, raw)
         return None
