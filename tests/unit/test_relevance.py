@@ -25,6 +25,7 @@ from maxy.search.relevance import (
     at_least,
     calibration_for,
     content_words,
+    coverage,
     features,
     gate,
     hit_text,
@@ -167,3 +168,24 @@ def test_the_cut_gives_way_to_recall():
     assert all(loss <= MAX_LOSS for loss in losses.values())
     strict = cut_losses(asked, calibration, 0.99)
     assert strict["scifact:recall@10"] > MAX_LOSS  # the highest cut would have cost recall
+
+
+_WORDISH = st.sampled_from(
+    ["walk", "walks", "walked", "walking", "walkly", "walkes", "runn", "running", "news", "a", "is"]
+)
+
+
+@given(
+    st.lists(st.one_of(_WORDISH, st.text(alphabet="abcdegilnsy", min_size=1, max_size=9)), max_size=12),
+    st.lists(st.one_of(_WORDISH, st.text(alphabet="abcdegilnsy ,.", max_size=12)), max_size=30),
+)
+def test_coverage_equals_the_share_of_query_stems_among_the_texts_stems(query: list[str], text: list[str]) -> None:
+    """The fast coverage (no text word stemmed) is the plain definition: query stems found
+    among the stems of every text word, over the query stems."""
+    from maxy.search.relevance import _WORD, _stem
+
+    query_words = content_words(" ".join(query))
+    body = " ".join(text)
+    stems = {_stem(w) for w in _WORD.findall(body.lower())}
+    expected = len(query_words & stems) / len(query_words) if query_words else 0.0
+    assert coverage(query_words, body) == expected

@@ -169,6 +169,7 @@ def run_queries(
     config = config.with_(candidate_k=node_limit)
     ids = [q for q in data.qrels if q in data.queries]
     ndcg, recall, mrr, latencies = [], [], [], []
+    stages: dict[str, list[float]] = {}
     per_query = {}
     for i, qid in enumerate(ids, start=1):
         request = SearchRequest(
@@ -181,6 +182,9 @@ def run_queries(
         t0 = time.perf_counter()
         response = hybrid(db, caller, request, embedder, config)
         latencies.append((time.perf_counter() - t0) * 1000)
+        for key, value in response.stats.items():
+            if key.endswith("_ms"):
+                stages.setdefault(key[: -len("_ms")], []).append(value)
         ranked = rank_documents(response.hits)[:depth]
         rel = data.qrels[qid]
         ndcg.append(ndcg_at_k(ranked, rel, 10))
@@ -204,4 +208,6 @@ def run_queries(
         fusion=config.fusion,
         **{k.replace("@", "_at_"): v for k, v in figures.items()},
     )
+    # Where the time goes: each stage's median (the paths run side by side, so they overlap).
+    figures["stages_p50_ms"] = {k: round(percentile(v, 50), 1) for k, v in sorted(stages.items())}
     return figures

@@ -71,6 +71,8 @@ def register(app: typer.Typer) -> None:
         for key in ("ndcg@10", "recall@100", "mrr@10"):
             out.print(f"  {key:11} {figures[key]:.4f}")
         out.print(f"  latency    p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms")
+        stages = "  ".join(f"{k} {v:.1f}" for k, v in figures["stages_p50_ms"].items())
+        out.print(f"  stages     {stages} (ms, medians; vector and BM25 run side by side)")
 
     @eval_app.command("conversations")
     @friendly

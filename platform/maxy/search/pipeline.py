@@ -73,11 +73,12 @@ def hybrid(
         hits = graph_expansion.load_properties(db, reader, hits)
     # Relevance reads the query's cosines: without the vector path there is none to read.
     calibration = relevance.calibration_for(getattr(embedder, "name", None)) if found.used_vector else None
-    relevance.assess(hits, req.query, calibration, found.blank)
-    if req.min_relevance is None:
-        kept, nearest_miss = relevance.gate(hits, calibration.cut if calibration is not None else None)
-    else:
-        kept, nearest_miss = relevance.at_least(hits, req.min_relevance)
+    with run.timed("relevance"):
+        relevance.assess(hits, req.query, calibration, found.blank)
+        if req.min_relevance is None:
+            kept, nearest_miss = relevance.gate(hits, calibration.cut if calibration is not None else None)
+        else:
+            kept, nearest_miss = relevance.at_least(hits, req.min_relevance)
     run.count(below_cut=len(hits) - len(kept))
     if req.expand_hops == 1:
         with run.timed("graph_expansion"):

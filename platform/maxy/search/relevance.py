@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -63,9 +63,23 @@ STOP_WORDS = frozenset(
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 
 
-def words(text: str) -> set[str]:
-    """Lower-case word stems of ``text`` (a crude suffix strip: "walked", "walking" -> "walk")."""
-    return {_stem(w) for w in _WORD.findall(text.lower())}
+def coverage(query_words: set[str], text: str) -> float:
+    """The share of ``query_words`` (stems) found among the word stems of ``text`` (a crude
+    suffix strip: "walked", "walking" -> "walk"), without stemming the text. A stem can only come from
+    itself or itself plus one suffix, so each query stem is looked up in the text's plain
+    words through those few forms; a passage's hundreds of words are never stemmed one by one
+    (a search assesses up to its whole candidate depth)."""
+    if not query_words:
+        return 0.0
+    forms = _forms(frozenset(query_words))
+    found = {forms[w] for w in forms.keys() & set(_WORD.findall(text.lower()))}
+    return len(found) / len(query_words)
+
+
+@lru_cache(maxsize=1024)
+def _forms(stems: frozenset[str]) -> dict[str, str]:
+    """Every word whose stem is one of ``stems``, with that stem."""
+    return {w: stem for stem in stems for w in (stem, *(stem + s for s in _SUFFIXES)) if _stem(w) == stem}
 
 
 def content_words(query: str) -> set[str]:
@@ -89,12 +103,12 @@ def features(hit: Hit, query_words: set[str], blank: float) -> tuple[float, ...]
     """The signals of one hit whose properties are loaded, in the order of ``FEATURES``;
     ``blank`` is the query's cosine to a blank text (``blank_cosine``)."""
     text = hit_text(hit.properties)
-    coverage = len(query_words & words(text)) / len(query_words) if query_words else 0.0
+    covered = coverage(query_words, text)
     bm25 = min((hit.bm25_raw or 0.0) / len(query_words), BM25_CAP) if query_words else 0.0
     length = math.log1p(len(text))
     cosine = hit.vector_score
     over_blank = cosine - blank if cosine else 0.0
-    return (cosine, coverage, cosine * coverage, bm25, length * cosine, length, over_blank)
+    return (cosine, covered, cosine * covered, bm25, length * cosine, length, over_blank)
 
 
 _blank_vectors: dict[str, list[float]] = {}
