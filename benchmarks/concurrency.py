@@ -3,20 +3,29 @@ N concurrent MCP clients over streamable HTTP doing a mix of memory-search and m
 and M concurrent ``maxy ingest`` processes into the same account, against one client alone
 doing the same mix in the same run (the baseline).
 
-    .venv/bin/python benchmarks/concurrency.py [--clients 32] [--calls 20] [--ingest 8] [--docs 3]
-        [--write-share 0.3] [--dir path/to/scifact] [--json]
+    .venv/bin/python benchmarks/concurrency.py --dir path/to/scifact [--clients 32]
+        [--client-processes 4] [--calls 20] [--alone-calls 60] [--tenants 1000] [--ingest 8]
+        [--docs 3] [--write-share 0.3] [--server-log FILE] [--json]
 
-Each client opens its own MCP session with an admin API key of a throwaway account and makes
-``--calls`` tool calls: a memory-search (a SciFact claim, or the text of a fact written
-earlier) or, with probability ``--write-share``, a memory-write (a Fact, or a Person linked by
-WORKS_FOR to one of four shared Organizations, so writers meet on the same nodes). Each ingest
-process gets its own ``--docs`` markdown files made from SciFact abstracts.
+The server holds ``--tenants`` other accounts, each with an API key, beside the one measured.
+The clients are spread over ``--client-processes`` processes (asyncio tasks in each), as
+separate agents would be. Each opens its own MCP session with an admin API key of a throwaway
+account; once every session is open, all of them (and the ingest processes) start together,
+and each client makes ``--calls`` tool calls: a memory-search (a SciFact claim, or the text of
+a fact it wrote earlier) or, with probability ``--write-share``, a memory-write (a Fact, or a
+Person linked by WORKS_FOR to one of four shared Organizations, so writers meet on the same
+nodes; three Persons in ten take one of six names every client uses, so writers create the
+same entity at once). Each ingest process gets its own ``--docs`` markdown files made from
+SciFact abstracts. The baseline is one client alone making ``--alone-calls`` calls of the same
+mix, before the rest.
 
 It reports every error (a failed call, an ``isError`` answer, an ingest that failed, a server
 log line at WARNING or above), reads every acknowledged write back by id through memory-get
-(each written node, each ingested document), and prints p50/p95 per operation and throughput,
-concurrent and alone. The account, its graph and its files are removed afterwards. Exit code 1
-when anything failed or went missing.
+(each written node, each ingested document), counts the shared names that became more than one
+Person, the transient errors the server retried and the writers that found their new entity
+made meanwhile, and prints p50/p95 per operation and throughput, concurrent and alone. The
+accounts, their graphs and files are removed afterwards. Exit code 1 when anything failed or
+went missing.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import re
@@ -48,7 +58,6 @@ from maxy.schema import apply_schema
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-DEFAULT_DIR = "/work/shared/eval/scifact-dev"
 ORGANIZATIONS = ("Northwind Labs", "Globex Research", "Initech Biology", "Umbrella Clinical")
 SHARED_NAMES = 6  # Person names many clients write: each must end up as one node
 SHARED_NAME_SHARE = 0.3
@@ -116,7 +125,8 @@ class Client:
         self.rng = random.Random(args.seed * 1000 + number)
         self.facts: list[str] = []
 
-    async def work(self, org_ids: list[str], tag: str) -> None:
+    async def work(self, org_ids: list[str], tag: str, ready: Any = None, go: Any = None) -> None:
+        """Open the session, say ``ready``, wait for ``go`` (asyncio events), then make the calls."""
         headers = {"Authorization": f"Bearer {self.key}"}
         try:
             async with (
@@ -125,6 +135,10 @@ class Client:
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
+                if ready is not None:
+                    ready()
+                if go is not None:
+                    await go.wait()
                 for i in range(self.args.calls):
                     if self.rng.random() < self.args.write_share:
                         await self._write(session, org_ids, f"{tag}-{self.number}-{i}")
@@ -169,12 +183,79 @@ class Client:
             self.run.written.append(result.structured_content["nodeId"])
 
 
-async def run_clients(count: int, url: str, key: str, claims: list[str], org_ids: list[str], tag: str, args) -> Run:
+async def run_clients(
+    numbers: list[int], url: str, key: str, claims: list[str], org_ids: list[str], tag: str, args, barrier: Any = None
+) -> Run:
+    """The clients ``numbers`` as asyncio tasks of this process: every session opened first, then
+    (after ``barrier``, shared with the other client processes) every client's calls at once."""
     run = Run()
-    clients = [Client(i, url, key, claims, run, args) for i in range(count)]
+    clients = [Client(n, url, key, claims, run, args) for n in numbers]
+    go = asyncio.Event()
+    opened: list[int] = []
+
+    async def start() -> None:
+        while len(opened) + sum(t.done() for t in tasks) < len(clients):  # open, or failed to open
+            await asyncio.sleep(0.05)
+        if barrier is not None:
+            await asyncio.to_thread(barrier.wait, 300)
+        go.set()
+
+    tasks = [asyncio.ensure_future(c.work(org_ids, tag, lambda: opened.append(1), go)) for c in clients]
+    await start()
     started = time.perf_counter()
-    await asyncio.gather(*(c.work(org_ids, tag) for c in clients))
+    await asyncio.gather(*tasks)
     run.seconds = time.perf_counter() - started
+    return run
+
+
+def client_process(
+    numbers: list[int],
+    url: str,
+    key: str,
+    claims: list[str],
+    org_ids: list[str],
+    tag: str,
+    args: dict[str, Any],
+    barrier: Any,
+    results: Any,
+) -> None:
+    """One client process (spawned): its share of the clients; what they measured goes on ``results``."""
+    run = asyncio.run(run_clients(numbers, url, key, claims, org_ids, tag, argparse.Namespace(**args), barrier))
+    results.put({"latencies": run.latencies, "errors": run.errors, "written": run.written, "seconds": run.seconds})
+
+
+def run_spread(
+    count: int, processes: int, url: str, key: str, claims: list[str], org_ids: list[str], args, on_start: Any
+) -> Run:
+    """``count`` clients spread over ``processes`` processes (as separate agents would be), all
+    starting their calls together once every session is open; ``on_start()`` runs then."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(processes + 1)
+    results = ctx.Queue()
+    shares = [list(range(i, count, processes)) for i in range(processes)]
+    children = [
+        ctx.Process(
+            target=client_process, args=(share, url, key, claims, org_ids, "many", vars(args), barrier, results)
+        )
+        for share in shares
+    ]
+    for child in children:
+        child.start()
+    barrier.wait(300)
+    on_start()
+    started = time.perf_counter()
+    run = Run()
+    for _ in children:
+        part = results.get(timeout=3600)
+        for kind, values in part["latencies"].items():
+            run.latencies[kind].extend(values)
+        run.errors.extend(part["errors"])
+        run.written.extend(part["written"])
+    run.seconds = time.perf_counter() - started
+    for child in children:
+        child.join()
+        if child.exitcode != 0:
+            run.errors.append(f"client process {child.pid} exited {child.exitcode}")
     return run
 
 
@@ -318,15 +399,22 @@ def summary(run: Run) -> dict[str, Any]:
     return out
 
 
+def _ms(figures: dict[str, Any]) -> str:
+    return f"{figures['p50']:.0f} / {figures['p95']:.0f} / {figures['max']:.0f}"
+
+
 def print_table(report: dict[str, Any]) -> None:
     alone, together = report["alone"], report["concurrent"]
-    print(f"load before: {report['loadBefore']}  after: {report['loadAfter']}")
-    print(f"{'':28} {'1 client':>18} {str(report['clients']) + ' clients + ingest':>26}")
+    print(
+        f"load before: {report['loadBefore']}  after: {report['loadAfter']}  other accounts: {report['otherAccounts']}"
+    )
+    many = f"{report['clients']} clients + {report['ingest']['processes']} ingest"
+    print(f"{'':24} {'1 client':>24} {many:>28}")
     for kind in ("search", "write"):
         a, c = alone[kind], together[kind]
-        print(f"{kind + ' p50 / p95 ms':28} {a['p50']:>8} / {a['p95']:<8} {c['p50']:>12} / {c['p95']:<10}")
-        print(f"{kind + ' calls':28} {a['n']:>18} {c['n']:>26}")
-    print(f"{'tool calls / s':28} {alone['callsPerS']:>18} {together['callsPerS']:>26}")
+        print(f"{kind + ' p50/p95/max ms':24} {_ms(a):>24} {_ms(c):>28}")
+        print(f"{kind + ' calls':24} {a['n']:>24} {c['n']:>28}")
+    print(f"{'tool calls / s':24} {alone['callsPerS']:>24} {together['callsPerS']:>28}")
     ing = report["ingest"]
     print(
         f"ingest: {ing['processes']} processes, {ing['documents']} documents, {ing['chunks']} chunks "
@@ -349,10 +437,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--calls", type=int, default=20, help="tool calls per client")
+    parser.add_argument("--client-processes", type=int, default=4, help="processes the clients are spread over")
+    parser.add_argument("--alone-calls", type=int, default=60, help="tool calls of the one-client baseline")
+    parser.add_argument("--tenants", type=int, default=1000, help="other accounts (with API keys) the server holds")
     parser.add_argument("--ingest", type=int, default=8, help="concurrent maxy ingest processes")
     parser.add_argument("--docs", type=int, default=3, help="documents per ingest process")
     parser.add_argument("--write-share", type=float, default=0.3)
-    parser.add_argument("--dir", default=DEFAULT_DIR, help="a BEIR folder with corpus.jsonl and queries.jsonl")
+    parser.add_argument("--dir", required=True, help="a BEIR folder with corpus.jsonl and queries.jsonl (SciFact)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--server-log", type=Path, help="keep the server's log (one line per tool call) in this file")
     parser.add_argument("--json", action="store_true")
@@ -369,6 +460,8 @@ def main() -> None:
         root = Path(tmp)
         data_root = root / "data"
         data_root.mkdir()
+        for i in range(args.tenants):  # other accounts on the same server, each with its key file
+            create_api_key(data_root, create_account(data_root, f"tenant-{i}").account_id, role="admin")
         account = validate_account(data_root, create_account(data_root, "concurrency").account_id)
         key, _ = create_api_key(data_root, account.account_id, role="admin")
         writer = GraphWriter(db, account, embedder, created_by="benchmark")
@@ -386,14 +479,21 @@ def main() -> None:
         server = start_server(env, port, log)
         try:
             asyncio.run(
-                run_clients(1, url, key, claims, org_ids, "warm", argparse.Namespace(**{**vars(args), "calls": 3}))
+                run_clients([0], url, key, claims, org_ids, "warm", argparse.Namespace(**{**vars(args), "calls": 3}))
             )
             load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
-            alone = asyncio.run(run_clients(1, url, key, claims, org_ids, "alone", args))
-            started = time.perf_counter()
-            jobs = start_ingest(folders, env, root)
-            together = asyncio.run(run_clients(args.clients, url, key, claims, org_ids, "many", args))
-            ingest = finish_ingest(jobs, started)
+            baseline = argparse.Namespace(**{**vars(args), "calls": args.alone_calls})
+            alone = asyncio.run(run_clients([0], url, key, claims, org_ids, "alone", baseline))
+            jobs: list[tuple[subprocess.Popen, Path, Path]] = []
+            started = [0.0]
+
+            def start_jobs() -> None:  # the ingest processes start as the clients do
+                started[0] = time.perf_counter()
+                jobs.extend(start_ingest(folders, env, root))
+
+            processes = max(1, min(args.client_processes, args.clients))
+            together = run_spread(args.clients, processes, url, key, claims, org_ids, args, start_jobs)
+            ingest = finish_ingest(jobs, started[0])
             load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
             acknowledged = alone.written + together.written + ingest["documents"]
             missing, read_errors = asyncio.run(read_back(url, key, acknowledged))
@@ -411,6 +511,8 @@ def main() -> None:
         errors += [f"{name!r} is {n} Person nodes, not one" for name, n in duplicates.items()]
         report = {
             "clients": args.clients,
+            "clientProcesses": max(1, min(args.client_processes, args.clients)),
+            "otherAccounts": args.tenants,
             "callsPerClient": args.calls,
             "writeShare": args.write_share,
             "loadBefore": load_before,
