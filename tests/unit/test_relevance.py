@@ -189,11 +189,3 @@ def test_coverage_equals_the_share_of_query_stems_among_the_texts_stems(query: l
     stems = {_stem(w) for w in _WORD.findall(body.lower())}
     expected = len(query_words & stems) / len(query_words) if query_words else 0.0
     assert coverage(query_words, body) == expected
-
-
-@given(st.text(max_size=80) | st.text(alphabet="aZ09_ -.,;:'\"\t\n\x1c\x1f!?()[]{}é’—", max_size=80))
-def test_plain_words_are_the_regular_expressions_words(text: str) -> None:
-    from maxy.search.relevance import _WORD, _plain_words
-
-    lowered = text.lower()
-    assert _plain_words(lowered) == set(_WORD.findall(lowered))

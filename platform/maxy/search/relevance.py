@@ -72,20 +72,8 @@ def coverage(query_words: set[str], text: str) -> float:
     if not query_words:
         return 0.0
     forms = _forms(frozenset(query_words))
-    found = {forms[w] for w in forms.keys() & _plain_words(text.lower())}
+    found = {forms[w] for w in forms.keys() & set(_WORD.findall(text.lower()))}
     return len(found) / len(query_words)
-
-
-# ASCII characters that are not word characters (``\w``), each turned into a space.
-_ASCII_BREAKS = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
-
-
-def _plain_words(lowered: str) -> set[str]:
-    """The words (``\\w+``) of a lower-cased text; ASCII text, the common case, is split by
-    ``str`` methods, several times faster than the regular expression."""
-    if lowered.isascii():
-        return set(lowered.translate(_ASCII_BREAKS).split())
-    return set(_WORD.findall(lowered))
 
 
 @lru_cache(maxsize=1024)
