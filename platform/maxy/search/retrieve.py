@@ -65,12 +65,7 @@ def retrieve(
     run: SearchRun,
 ) -> Candidates:
     use_vector, use_bm25 = _paths(db, plan, embedder, run)
-    started = time.perf_counter()
-    pending = (
-        _pool.submit(bm25_search, db, where.caller, queries, where.labels, where.k, where.session_id, when=where.when)
-        if use_bm25
-        else None
-    )
+    pending = _pool.submit(_timed_bm25, db, where, queries) if use_bm25 else None
     named = _pool.submit(exact_hits, db, where.caller, where.labels, where.when, queries[0])
     vector_lists: list[list[Hit]] = []
     blank = 0.0
@@ -78,8 +73,6 @@ def retrieve(
         assert embedder is not None
         vector_lists, blank, use_vector = _vector_path(db, where, queries, embedder, config, run)
     bm25_lists, use_bm25 = _bm25_result(pending, run)
-    if pending is not None:
-        run.timings["bm25_ms"] = (time.perf_counter() - started) * 1000
     run.count(vector=sum(map(len, vector_lists)), bm25=sum(map(len, bm25_lists)))
     return Candidates(vector_lists, bm25_lists, use_vector, use_bm25, named.result(), blank)
 
@@ -127,11 +120,19 @@ def _vector_path(
     return lists, blank, True
 
 
-def _bm25_result(pending: Future[list[list[Hit]]] | None, run: SearchRun) -> tuple[list[list[Hit]], bool]:
+def _timed_bm25(db: Database, where: Where, queries: list[str]) -> tuple[list[list[Hit]], float]:
+    """The BM25 lists and the milliseconds the path itself took (it runs beside the vector path)."""
+    started = time.perf_counter()
+    lists = bm25_search(db, where.caller, queries, where.labels, where.k, where.session_id, when=where.when)
+    return lists, (time.perf_counter() - started) * 1000
+
+
+def _bm25_result(pending: Future[tuple[list[list[Hit]], float]] | None, run: SearchRun) -> tuple[list[list[Hit]], bool]:
     if pending is None:
         return [], False
     try:
-        return pending.result(), True
+        lists, run.timings["bm25_ms"] = pending.result()
+        return lists, True
     except neo4j.exceptions.ClientError as err:
         # The index went away after discovery (dropped for a rebuild): degrade, never fail.
         clear_index_cache()
