@@ -1,6 +1,10 @@
 """Ingest throughput: chunks per second through the whole ingest path (parse, chunk,
-summarise, embed every level, one transaction per batch of documents) against the embedder
-alone on the same texts the ingest embeds, in the same run.
+summarise, embed every level, one transaction per batch of documents, each committing while
+the next batch is embedded) against the embedder alone on the same texts, in the same run.
+
+"The same texts" are those the final graph holds, each embedded once: every level's text.
+The chunker finds topic breaks lexically and embeds nothing of its own, so that is everything
+the ingest sends to the embedder.
 
     .venv/bin/python benchmarks/ingest_throughput.py --dir path/to/scifact [--docs 400] [--json]
 

@@ -24,7 +24,7 @@ from tests.integration.test_graph_write import BrokenEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
 EXTRACTIVE = ExtractiveSummarizer()
-# Three topics, each longer than a chunk: with the embedder the cuts fall between topics.
+# Three topics, each longer than a chunk: the cuts fall between topics.
 CATS = " ".join(f"The cat number {i} sleeps in the warm sun." for i in range(30))
 ROCKETS = " ".join(f"The rocket stage {i} burns liquid fuel to reach orbit." for i in range(30))
 PIGS = " ".join(f"A farm keeps pig {i} in a muddy pen all year." for i in range(30))
@@ -197,12 +197,20 @@ def _chunking(db, account, att: str) -> tuple[str | None, int]:
 
 
 def _size_only(db, account, path: Path) -> str:
-    """Ingest ``path`` while the embedder is down: chunked by size and marked so."""
+    """Ingest ``path`` while the embedder is down: its topic breaks are found without the
+    embedder, so it is chunked by topic (nothing is embedded); then mark it size-only, as
+    earlier versions left a document they cut by size during an outage."""
     down = GraphWriter(db, account, BrokenEmbedder(), created_by="ingest")
     [result] = ingest_paths([path], down, summarizer=EXTRACTIVE)
-    assert result.chunking == SIZE_ONLY and result.embedded == 0
+    assert result.chunking == "semantic" and result.embedded == 0
     att = attachment_id_for_path(path)
-    assert _chunking(db, account, att)[0] == SIZE_ONLY
+    assert _chunking(db, account, att)[0] is None
+    db.write(
+        "MATCH (d:KnowledgeDocument {accountId: $acc, attachmentId: $att}) SET d.chunking = $mark",
+        acc=account.account_id,
+        att=att,
+        mark=SIZE_ONLY,
+    )
     return att
 
 

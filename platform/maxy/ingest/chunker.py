@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import ValidationError
 
-EmbedFn = Callable[[list[str]], Sequence[Sequence[float]]]
+EmbedFn = Callable[[list[str]], Sequence[Sequence[float]] | np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,8 @@ _ABBREV = frozenset(
 )
 # A sentence ends after . ! ? or … (plus closing quotes/brackets), before whitespace and
 # a character that can start a sentence.
+_LAST_WORD = re.compile(r"([\w.]+)[.!?…]*[\"'”’)\]]*$")
+_TAIL = 80
 _SENT_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9À-Ý])")
 
 
@@ -159,8 +161,11 @@ def _sentence_spans(text: str, a: int, b: int) -> list[tuple[int, int]]:
     start = 0
     for m in _SENT_END.finditer(block):
         end = m.end()
-        word = re.search(r"([\w.]+)[.!?…]*[\"'”’)\]]*$", block[start:end])
-        if word:
+        # the word before the stop, read from the sentence's tail only (a whole-sentence search
+        # is quadratic); a word reaching the tail's start is too long to be an abbreviation
+        tail = max(start, end - _TAIL)
+        word = _LAST_WORD.search(block, tail, end)
+        if word and not (tail > start and word.start() == tail):
             w = word.group(1).rstrip(".").lower()
             if m.group(0).startswith(".") and (w in _ABBREV or (len(w) == 1 and w.isalpha())):
                 continue  # "e.g." or an initial, not a sentence end
@@ -219,11 +224,13 @@ def boundary_scores(units: Sequence[Unit], vectors: np.ndarray | None, bounds: C
         norms = np.linalg.norm(v, axis=1, keepdims=True)
         v = v / np.where(norms == 0, 1.0, norms)
         w = bounds.window
-        for i in range(1, n):
-            left = v[max(0, i - w) : i].mean(axis=0)
-            right = v[i : i + w].mean(axis=0)
-            denom = float(np.linalg.norm(left) * np.linalg.norm(right)) or 1.0
-            scores[i] = float(left @ right) / denom
+        # window sums from a running sum (a cosine of sums is the cosine of means)
+        cum = np.vstack([np.zeros((1, v.shape[1])), np.cumsum(v, axis=0)])
+        idx = np.arange(1, n)
+        left = cum[idx] - cum[np.maximum(0, idx - w)]
+        right = cum[np.minimum(n, idx + w)] - cum[idx]
+        denom = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
+        scores[1:] = np.einsum("ij,ij->i", left, right) / np.where(denom == 0, 1.0, denom)
     for i in range(1, n):
         if units[i].para_start:
             scores[i] -= bounds.paragraph_bonus

@@ -67,7 +67,7 @@ def _ingest_collected(collected: Any, writer: Any, kwargs: dict[str, Any]) -> li
     from ..cli import err
     from .hierarchy import ingest_paths
 
-    if len(collected.files) > 1 and err.is_terminal:  # a bar only where someone can see it
+    if collected.files and err.is_terminal:  # a bar only where someone can see it
         return _ingest_with_bar(collected, writer, kwargs)
     return ingest_paths(collected, writer, **kwargs)
 
@@ -90,11 +90,21 @@ def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> lis
         task = bar.add_task("", total=len(collected.files))
         restore = _log_lines_above(bar)
 
+        files_done = 0
+
         def progress(done: int, total: int, result: Any) -> None:
+            nonlocal files_done
+            files_done = done
             bar.update(task, completed=done, description=Path(result.path or "").name)
 
+        def batch_progress(result: Any, done: int, total: int) -> None:
+            # inside a large file: the share of its text written so far
+            share = done / total if total else 1.0
+            name = Path(result.path or "").name
+            bar.update(task, completed=files_done + share, description=f"{name} {share:.0%}")
+
         try:
-            return ingest_paths(collected, writer, progress=progress, **kwargs)
+            return ingest_paths(collected, writer, progress=progress, batch_progress=batch_progress, **kwargs)
         finally:
             restore()
 

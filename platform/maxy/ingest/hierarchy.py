@@ -31,8 +31,9 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,13 @@ from ..errors import GraphWriteError, ValidationError
 from ..graph.allowlist import check_agent_slug
 from ..graph.confine import default_visibility, id_root
 from ..graph.guards import domain_guard, node_guard
-from ..graph.write import Edge, GraphWriter, NodeSpec
+from ..graph.write import Edge, GraphWriter, NodeSpec, WriteResult
 from ..logs import log_line, short
 from .chunker import ChunkBounds, chunk_text
+from .lexical import lexical_vectors
 from .parse import SUPPORTED_EXTENSIONS, ParsedDocument, ParsedSection, parse_file
+from .pipeline import CommitQueue
+from .staged import StreamCounts, write_staged
 from .summarize import ExtractiveSummarizer, SummaryJob, get_summarizer
 
 HIERARCHY_VERSION = "1"  # part of the content hash: bump it to re-ingest everything
@@ -55,8 +59,10 @@ HIERARCHY_VERSION = "1"  # part of the content hash: bump it to re-ingest everyt
 SIZE_ONLY = "size-only"
 MAX_ATTACHMENT_ID = 512
 TITLE_SEPARATOR = " › "
+DOC_SOURCE_CHARS = 400_000  # of a streamed document's text, for its summary
 
 Progress = Callable[[int, int, "IngestResult"], None]
+BatchProgress = Callable[["IngestResult", int, int], None]  # a large document's nodes written, of all
 
 
 @dataclass
@@ -163,23 +169,14 @@ class _Plan:
     chash: str
     result: IngestResult
     specs: list[NodeSpec] | None = None
-
-
-def _chunk_embed_fn(writer: GraphWriter) -> Callable[[list[str]], Any] | None:
-    embedder = writer.embedder
-    if embedder is None:
-        return None
-
-    def embed(texts: list[str]) -> Any:
-        return embedder.embed(texts)
-
-    return embed
+    streamed: bool = False  # too large for one transaction: written by _stream
 
 
 def _chunks_of(text: str, embed: Callable[[list[str]], Any] | None, bounds: ChunkBounds) -> tuple[list[str], bool]:
-    """The chunks of a section, and whether they were cut by size only because the embedder failed."""
+    """The chunks of a section, and whether they were cut by size only because ``embed`` (a
+    caller's own unit embedder; ingest itself finds topic breaks lexically) failed."""
     try:
-        return chunk_text(text, embed, bounds), False
+        return chunk_text(text, embed or lexical_vectors, bounds), False
     except EmbeddingError as err:
         log_line(
             "ingest",
@@ -203,6 +200,87 @@ def _summary_source(title: str, sections: Sequence[ParsedSection]) -> str:
     return "\n\n".join(parts)
 
 
+@dataclass(frozen=True)
+class _DocContext:
+    """What every node of one document shares."""
+
+    title: str
+    attachment_id: str
+    root: str
+    chash: str
+    doc_id: str
+    scope: str | None
+    agents: list[str] | None
+
+
+def _chunk_title(title: str, section: ParsedSection) -> str:
+    return title if not section.heading or section.heading == title else f"{title}{TITLE_SEPARATOR}{section.heading}"
+
+
+def _titled_chunks(title: str, section: ParsedSection, chunks: list[str]) -> list[str]:
+    # A chunk's content starts with its heading path: the one field BM25 scores then carries the
+    # context too (a separate title field lowered scifact-dev BM25 nDCG@10 from 0.700 to 0.673),
+    # and the embedding sees it. The rest is the raw slice of the source text.
+    return [f"{_chunk_title(title, section)}\n\n{c}" for c in chunks]
+
+
+def _doc_props(ctx: _DocContext, parsed: ParsedDocument, summary: str, source: str | None) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "attachmentId": ctx.attachment_id,
+        "title": ctx.title,
+        "summary": summary,
+        "source": source or ("file" if parsed.source_path else "api"),
+        "mediaType": parsed.media_type,
+        "contentHash": ctx.chash,
+    }
+    if parsed.source_path:
+        props["sourcePath"] = parsed.source_path
+    return props
+
+
+def _section_specs(
+    ctx: _DocContext, s_i: int, section: ParsedSection, summary: str, chunks: list[str], chunk_summaries: list[str]
+) -> list[NodeSpec]:
+    """A section's node, then its chunks' (linked by HAS_CHUNK, and NEXT in order)."""
+    sec_id = section_node_id(ctx.root, ctx.attachment_id, ctx.chash, s_i)
+    specs = [
+        NodeSpec(
+            ["Section"],
+            {
+                "attachmentId": ctx.attachment_id,
+                "title": section.heading or ctx.title,
+                "summary": summary,
+                "position": s_i,
+                "documentTitle": ctx.title,
+            },
+            edges=[Edge("HAS_SECTION", ctx.doc_id, "in")],
+            node_id=sec_id,
+            scope=ctx.scope,
+            agents=ctx.agents,
+        )
+    ]
+    prev: str | None = None
+    for c_i, (content, chunk_summary) in enumerate(zip(chunks, chunk_summaries, strict=True)):
+        chunk_id = chunk_node_id(ctx.root, ctx.attachment_id, ctx.chash, s_i, c_i)
+        edges = [Edge("HAS_CHUNK", sec_id, "in")]
+        if prev is not None:
+            edges.append(Edge("NEXT", prev, "in"))
+        chunk_props: dict[str, Any] = {
+            "attachmentId": ctx.attachment_id,
+            "content": content,
+            "position": c_i,
+            "documentTitle": ctx.title,
+            "sectionTitle": section.heading or ctx.title,
+        }
+        if chunk_summary.strip() != content.strip():  # a chunk short enough is its own summary
+            chunk_props["summary"] = chunk_summary
+        specs.append(
+            NodeSpec(["Chunk"], chunk_props, edges=edges, node_id=chunk_id, scope=ctx.scope, agents=ctx.agents)
+        )
+        prev = chunk_id
+    return specs
+
+
 def build_specs(
     parsed: ParsedDocument,
     attachment_id: str,
@@ -217,96 +295,96 @@ def build_specs(
     source: str | None = None,
 ) -> tuple[list[NodeSpec], int, int]:
     """The node specs of one document (document, then each section and its chunks); ``root`` is
-    the writer's id root (the account id for an unpinned writer)."""
+    the writer's id root (the account id for an unpinned writer). ``embed`` finds topic breaks
+    with an embedder instead of lexically (see ``maxy.ingest.lexical``)."""
     bounds = bounds or ChunkBounds()
     summarizer = summarizer or ExtractiveSummarizer()
-    chash = chash or content_hash(parsed)
+    ctx = _context(parsed, attachment_id, root, chash, scope, agents)
     title = parsed.title
-    doc_id = document_node_id(root, attachment_id)
-    agent_list = list(agents) if agents is not None else None
 
     sections = [s for s in parsed.sections if s.text.strip()]
     cut = [_chunks_of(s.text, embed, bounds) for s in sections]
-    chunked = [chunks for chunks, _ in cut]
+    chunked = [_titled_chunks(title, s, chunks) for s, (chunks, _) in zip(sections, cut, strict=True)]
     degraded = any(size_only for _, size_only in cut)
     jobs = [SummaryJob("document", _summary_source(title, sections), title)]
     if len(sections) > 1:
         jobs += [SummaryJob("section", s.text, s.heading) for s in sections]
-    chunk_titles = [
-        title if not s.heading or s.heading == title else f"{title}{TITLE_SEPARATOR}{s.heading}" for s in sections
-    ]
-    # A chunk's content starts with its heading path: the one field BM25 scores then carries the
-    # context too (a separate title field lowered scifact-dev BM25 nDCG@10 from 0.700 to 0.673),
-    # and the embedding sees it. The rest is the raw slice of the source text.
-    chunked = [[f"{chunk_titles[s_i]}\n\n{c}" for c in chunks] for s_i, chunks in enumerate(chunked)]
-    for s_i, chunks in enumerate(chunked):
-        jobs += [SummaryJob("chunk", c, chunk_titles[s_i]) for c in chunks]
+    for section, chunks in zip(sections, chunked, strict=True):
+        jobs += [SummaryJob("chunk", c, _chunk_title(title, section)) for c in chunks]
     summaries = iter(summarizer.summarize_many(jobs))
     doc_summary = next(summaries)
     section_summaries = [next(summaries) for _ in sections] if len(sections) > 1 else [doc_summary]
 
     n_chunks = sum(len(c) for c in chunked)
-    doc_props: dict[str, Any] = {
-        "attachmentId": attachment_id,
-        "title": title,
-        "summary": doc_summary,
-        "source": source or ("file" if parsed.source_path else "api"),
-        "mediaType": parsed.media_type,
-        "contentHash": chash,
-        "sectionCount": len(sections),
-        "chunkCount": n_chunks,
-    }
-    if parsed.source_path:
-        doc_props["sourcePath"] = parsed.source_path
+    doc_props = _doc_props(ctx, parsed, doc_summary, source)
+    doc_props["sectionCount"], doc_props["chunkCount"] = len(sections), n_chunks
     if degraded:  # the next ingest of this document re-chunks it, even unchanged (see _unchanged)
         doc_props["chunking"] = SIZE_ONLY
-    specs = [NodeSpec(["KnowledgeDocument"], doc_props, node_id=doc_id, scope=scope, agents=agent_list)]
+    specs = [NodeSpec(["KnowledgeDocument"], doc_props, node_id=ctx.doc_id, scope=ctx.scope, agents=ctx.agents)]
     for s_i, (section, chunks) in enumerate(zip(sections, chunked, strict=True)):
-        sec_id = section_node_id(root, attachment_id, chash, s_i)
-        specs.append(
-            NodeSpec(
-                ["Section"],
-                {
-                    "attachmentId": attachment_id,
-                    "title": section.heading or title,
-                    "summary": section_summaries[s_i],
-                    "position": s_i,
-                    "documentTitle": title,
-                },
-                edges=[Edge("HAS_SECTION", doc_id, "in")],
-                node_id=sec_id,
-                scope=scope,
-                agents=agent_list,
-            )
-        )
-        prev: str | None = None
-        for c_i, content in enumerate(chunks):
-            chunk_id = chunk_node_id(root, attachment_id, chash, s_i, c_i)
-            edges = [Edge("HAS_CHUNK", sec_id, "in")]
-            if prev is not None:
-                edges.append(Edge("NEXT", prev, "in"))
-            chunk_props: dict[str, Any] = {
-                "attachmentId": attachment_id,
-                "content": content,
-                "position": c_i,
-                "documentTitle": title,
-                "sectionTitle": section.heading or title,
-            }
-            summary = next(summaries)
-            if summary.strip() != content.strip():  # a chunk short enough is its own summary
-                chunk_props["summary"] = summary
-            specs.append(
-                NodeSpec(
-                    ["Chunk"],
-                    chunk_props,
-                    edges=edges,
-                    node_id=chunk_id,
-                    scope=scope,
-                    agents=agent_list,
-                )
-            )
-            prev = chunk_id
+        specs += _section_specs(ctx, s_i, section, section_summaries[s_i], chunks, [next(summaries) for _ in chunks])
     return specs, len(sections), n_chunks
+
+
+def _context(
+    parsed: ParsedDocument,
+    attachment_id: str,
+    root: str,
+    chash: str | None,
+    scope: str | None,
+    agents: Sequence[str] | None,
+) -> _DocContext:
+    return _DocContext(
+        parsed.title,
+        attachment_id,
+        root,
+        chash or content_hash(parsed),
+        document_node_id(root, attachment_id),
+        scope,
+        list(agents) if agents is not None else None,
+    )
+
+
+def stream_specs(
+    parsed: ParsedDocument,
+    attachment_id: str,
+    root: str,
+    counts: StreamCounts,
+    *,
+    chash: str | None = None,
+    summarizer: ExtractiveSummarizer | None = None,
+    bounds: ChunkBounds | None = None,
+    scope: str | None = None,
+    agents: Sequence[str] | None = None,
+    source: str | None = None,
+) -> Iterator[NodeSpec]:
+    """The specs :func:`build_specs` makes, built one section at a time (the document first,
+    its ``sectionCount`` and ``chunkCount`` left for the caller: ``counts`` holds them once the
+    iterator is exhausted), so a large document's first nodes are written while the rest is cut."""
+    bounds = bounds or ChunkBounds()
+    summarizer = summarizer or ExtractiveSummarizer()
+    ctx = _context(parsed, attachment_id, root, chash, scope, agents)
+    title = parsed.title
+    sections = [s for s in parsed.sections if s.text.strip()]
+    # The extractive summary reads the first 300 sentences; the LLM far fewer characters.
+    doc_summary = summarizer.summarize("document", _summary_source(title, sections)[:DOC_SOURCE_CHARS], title)
+    yield NodeSpec(
+        ["KnowledgeDocument"],
+        _doc_props(ctx, parsed, doc_summary, source),
+        node_id=ctx.doc_id,
+        scope=ctx.scope,
+        agents=ctx.agents,
+    )
+    for s_i, section in enumerate(sections):
+        chunks = _titled_chunks(title, section, _chunks_of(section.text, None, bounds)[0])
+        jobs = [SummaryJob("section", section.text, section.heading)] if len(sections) > 1 else []
+        jobs += [SummaryJob("chunk", c, _chunk_title(title, section)) for c in chunks]
+        summaries = summarizer.summarize_many(jobs)
+        if len(sections) == 1:
+            summaries = [doc_summary, *summaries]
+        counts.sections += 1
+        counts.chunks += len(chunks)
+        yield from _section_specs(ctx, s_i, section, summaries[0], chunks, summaries[1:])
 
 
 # ---------------------------------------------------------------------------------------
@@ -390,9 +468,22 @@ def _log_result(account_id: str, r: IngestResult) -> None:
     log_line("ingest", op="document", level=logging.WARNING if r.error else logging.INFO, **fields)
 
 
-def _ingest_parsed(
+@dataclass
+class _Options:
+    """What one ingest call writes with: the view it stores, how it chunks and summarises."""
+
+    root: str
+    scope: str | None
+    agents: list[str] | None
+    source: str | None
+    force: bool
+    summarizer: ExtractiveSummarizer
+    bounds: ChunkBounds
+    batch_progress: BatchProgress | None = None
+
+
+def _options(
     writer: GraphWriter,
-    docs: Sequence[tuple[ParsedDocument, str]],
     *,
     scope: str | None,
     agents: Sequence[str] | None,
@@ -400,21 +491,33 @@ def _ingest_parsed(
     force: bool,
     summarizer: ExtractiveSummarizer | None,
     bounds: ChunkBounds | None,
-) -> list[IngestResult]:
-    """Ingest documents together: one skip check, one atomic write for all that changed."""
-    started = time.perf_counter()
-    account_id = writer.account.account_id
-    root = id_root(writer.caller)
+    batch_progress: BatchProgress | None = None,
+) -> _Options:
     # What the primitive will store (a pinned writer's own view by default): the skip check compares it.
     scope, agent_list = default_visibility(writer.caller, scope, _check_scope_agents(scope, agents))
-    bounds = bounds or ChunkBounds.from_env()
+    return _Options(
+        id_root(writer.caller),
+        scope,
+        agent_list,
+        source,
+        force,
+        summarizer or get_summarizer(),
+        bounds or ChunkBounds.from_env(),
+        batch_progress,
+    )
+
+
+def _plan(
+    writer: GraphWriter, docs: Sequence[tuple[ParsedDocument, str]], opts: _Options
+) -> tuple[list[IngestResult], list[_Plan]]:
+    """Results for ``docs`` and the plans of those to write (skip check, chunks, summaries)."""
     plans: list[_Plan] = []
     results: list[IngestResult] = []
     for parsed, attachment_id in docs:
         attachment_id = check_attachment_id(attachment_id)
         result = IngestResult(attachment_id, title=parsed.title, path=parsed.source_path)
         results.append(result)
-        result.document_id = document_node_id(root, attachment_id)
+        result.document_id = document_node_id(opts.root, attachment_id)
         if parsed.is_empty:
             result.skipped, result.reason = True, "empty"
             continue
@@ -424,43 +527,113 @@ def _ingest_parsed(
     if len({p.doc_id for p in plans}) != len(plans):
         raise ValidationError("attachmentId", "the same attachmentId appears twice in one ingest batch")
 
-    same = set() if force else _unchanged(writer, plans, scope, agent_list)
+    same = set() if opts.force else _unchanged(writer, plans, opts.scope, opts.agents)
     todo = []
     for plan in plans:
         if plan.doc_id in same:
             plan.result.skipped, plan.result.reason = True, "unchanged"
-        else:
+            continue
+        if _estimated_nodes(plan.parsed, opts.bounds) > writer.batch_size:
+            plan.streamed = True
             todo.append(plan)
+            continue
+        plan.specs, plan.result.sections, plan.result.chunks = build_specs(
+            plan.parsed,
+            plan.attachment_id,
+            opts.root,
+            chash=plan.chash,
+            summarizer=opts.summarizer,
+            bounds=opts.bounds,
+            scope=opts.scope,
+            agents=opts.agents,
+            source=opts.source,
+        )
+        todo.append(plan)
+    return results, todo
 
-    if todo:
-        summarizer = summarizer or get_summarizer()
-        embed = _chunk_embed_fn(writer)
-        specs: list[NodeSpec] = []
-        for plan in todo:
-            plan.specs, plan.result.sections, plan.result.chunks = build_specs(
-                plan.parsed,
-                plan.attachment_id,
-                root,
-                chash=plan.chash,
-                summarizer=summarizer,
-                embed=embed,
-                bounds=bounds,
-                scope=scope,
-                agents=agent_list,
-                source=source,
-            )
-            specs.extend(plan.specs)
-        written = writer.write_many(specs, atomic=True, before_write=_replace_previous(writer, todo))
-        embedded = {w.node_id for w in written if w.embedded}
-        for plan in todo:
-            plan.result.embedded = sum(1 for s in plan.specs or [] if s.node_id in embedded)
-            plan.result.chunking = (plan.specs[0].properties.get("chunking") if plan.specs else None) or "semantic"
 
+def _written(plans: list[_Plan], written: list[WriteResult]) -> None:
+    embedded = {w.node_id for w in written if w.embedded}
+    for plan in plans:
+        plan.result.embedded = sum(1 for s in plan.specs or [] if s.node_id in embedded)
+        plan.result.chunking = (plan.specs[0].properties.get("chunking") if plan.specs else None) or "semantic"
+
+
+def _finish(account_id: str, results: list[IngestResult], started: float) -> None:
     ms = round((time.perf_counter() - started) * 1000)
     for r in results:
         r.ms = ms
         _log_result(account_id, r)
-    return results
+
+
+def _estimated_nodes(parsed: ParsedDocument, bounds: ChunkBounds) -> int:
+    """About how many nodes a document makes: one, plus one per section and per target-sized chunk."""
+    sizes = [len(s.text.strip()) for s in parsed.sections if s.text.strip()]
+    return 1 + sum(1 + max(1, -(-size // bounds.target_chars)) for size in sizes)
+
+
+def _stream(writer: GraphWriter, plan: _Plan, opts: _Options) -> None:
+    """One large document, built and written a section at a time in bounded transactions
+    (``maxy.ingest.staged``)."""
+    counts = StreamCounts()
+    specs = stream_specs(
+        plan.parsed,
+        plan.attachment_id,
+        opts.root,
+        counts,
+        chash=plan.chash,
+        summarizer=opts.summarizer,
+        bounds=opts.bounds,
+        scope=opts.scope,
+        agents=opts.agents,
+        source=opts.source,
+    )
+    report = opts.batch_progress
+
+    def progress(done: int, total: int) -> None:
+        if report is not None:
+            report(plan.result, done, total)
+
+    text_chars = sum(len(s.text.strip()) for s in plan.parsed.sections)
+    written = write_staged(
+        writer, specs, plan.doc_id, plan.attachment_id, counts, text_chars=text_chars, progress=progress
+    )
+    plan.result.sections, plan.result.chunks = counts.sections, counts.chunks
+    plan.result.embedded = sum(1 for w in written if w.embedded)
+    plan.result.chunking = "semantic"
+
+
+def _submit(
+    writer: GraphWriter,
+    queue: CommitQueue,
+    docs: Sequence[tuple[ParsedDocument, str]],
+    opts: _Options,
+    then: Callable[[list[IngestResult]], None],
+    on_error: Callable[[Exception], None] | None = None,
+) -> None:
+    """Plan ``docs``, embed them here and queue their transaction; ``then(results)`` once written.
+
+    Documents of at most ``batch_size`` nodes go into one transaction together, which also
+    deletes their previous hierarchies; a larger one is streamed (after what is queued)."""
+    started = time.perf_counter()
+    account_id = writer.account.account_id
+    results, todo = _plan(writer, docs, opts)
+    small = [p for p in todo if not p.streamed]
+    for plan in (p for p in todo if p.streamed):
+        queue.drain()
+        _stream(writer, plan, opts)
+
+    def done(written: list[WriteResult]) -> None:
+        _written(small, written)
+        _finish(account_id, results, started)
+        then(results)
+
+    if not small:
+        queue.submit(None, lambda _: done([]), on_error)
+        return
+    prepared = writer.prepare([spec for p in small for spec in p.specs or []])
+    before_write = _replace_previous(writer, small)
+    queue.submit(lambda: writer.commit(prepared, before_write=before_write), done, on_error)
 
 
 def ingest_document(
@@ -474,23 +647,31 @@ def ingest_document(
     force: bool = False,
     summarizer: ExtractiveSummarizer | None = None,
     bounds: ChunkBounds | None = None,
+    batch_progress: BatchProgress | None = None,
 ) -> IngestResult:
-    """Write (or replace) the hierarchy of one parsed document in one transaction.
+    """Write (or replace) the hierarchy of one parsed document: in one transaction, or, for a
+    document of more than the writer's ``batch_size`` nodes, in bounded transactions made
+    visible by a final one (``maxy.ingest.staged``); readers see the old version or the new.
 
     Skipped (``result.skipped``, ``reason="unchanged"``) when a live document with this
     attachmentId already has the same content hash, scope and agents, unless ``force``.
     An empty document is skipped with ``reason="empty"`` and leaves the graph untouched.
+    ``batch_progress(result, done, total)`` follows a large document's transactions (nodes).
     """
-    return _ingest_parsed(
+    opts = _options(
         writer,
-        [(parsed, attachment_id)],
         scope=scope,
         agents=agents,
         source=source,
         force=force,
         summarizer=summarizer,
         bounds=bounds,
-    )[0]
+        batch_progress=batch_progress,
+    )
+    out: list[IngestResult] = []
+    with CommitQueue() as queue:
+        _submit(writer, queue, [(parsed, attachment_id)], opts, out.extend)
+    return out[0]
 
 
 def _record_document(title: str | None, text: str, media_type: str) -> ParsedDocument:
@@ -550,31 +731,39 @@ def ingest_records(
     summarizer: ExtractiveSummarizer | None = None,
     bounds: ChunkBounds | None = None,
     progress: Progress | None = None,
+    batch_progress: BatchProgress | None = None,
 ) -> list[IngestResult]:
-    """Many records, ``batch_size`` documents per transaction (a batch is all or nothing).
+    """Many records, ``batch_size`` documents per transaction (a batch is all or nothing; a
+    record of more than the writer's ``batch_size`` nodes is streamed on its own, as
+    :func:`ingest_document` does). The transaction of one batch runs while the next is embedded.
 
     A record is ``(attachment_id, title, text)`` or a mapping with ``attachment_id`` (or
     ``attachmentId``/``id``/``_id``), ``title`` and ``text``.
     """
     items = [_record_fields(r) for r in records]
+    opts = _options(
+        writer,
+        scope=scope,
+        agents=agents,
+        source=source,
+        force=force,
+        summarizer=summarizer,
+        bounds=bounds,
+        batch_progress=batch_progress,
+    )
     out: list[IngestResult] = []
-    for i in range(0, len(items), max(1, batch_size)):
-        batch = items[i : i + batch_size]
-        docs = [(_record_document(t, x, "text/plain"), a) for a, t, x in batch]
-        results = _ingest_parsed(
-            writer,
-            docs,
-            scope=scope,
-            agents=agents,
-            source=source,
-            force=force,
-            summarizer=summarizer,
-            bounds=bounds,
-        )
+
+    def done(results: list[IngestResult]) -> None:
         out.extend(results)
         if progress is not None:
             for r in results:
                 progress(len(out), len(items), r)
+
+    with CommitQueue() as queue:
+        for i in range(0, len(items), max(1, batch_size)):
+            batch = items[i : i + batch_size]
+            docs = [(_record_document(t, x, "text/plain"), a) for a, t, x in batch]
+            _submit(writer, queue, docs, opts, done)
     return out
 
 
@@ -688,6 +877,14 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
     return FileSet(found, skipped)
 
 
+def _record_first(record: Callable[[Path, IngestResult], None], f: Path, results: list[IngestResult]) -> None:
+    record(f, results[0])
+
+
+def _report(on_error: Callable[[Exception], None], err: Exception, _: object) -> None:
+    on_error(err)
+
+
 def ingest_paths(
     paths: Iterable[str | Path] | FileSet,
     writer: GraphWriter,
@@ -700,8 +897,10 @@ def ingest_paths(
     progress: Progress | None = None,
     summarizer: ExtractiveSummarizer | None = None,
     bounds: ChunkBounds | None = None,
+    batch_progress: BatchProgress | None = None,
 ) -> list[IngestResult]:
-    """Ingest files and folders, one transaction per document.
+    """Ingest files and folders, one transaction per document (bounded transactions for a
+    large one, see :func:`ingest_document`); a file's transaction runs while the next is embedded.
 
     A file that cannot be parsed (binary, unreadable) gives a result with ``error`` and
     the walk goes on; an unreachable database aborts. ``attachment_id`` is only allowed
@@ -729,28 +928,41 @@ def ingest_paths(
             accountId=short(writer.account.account_id),
         )
         results.append(result)
-    for i, f in enumerate(files):
-        att = attachment_id or attachment_id_for_path(f)
-        started = time.perf_counter()
-        try:
-            parsed = parse_file(f)
-            result = ingest_document(
-                writer,
-                parsed,
-                att,
-                scope=scope,
-                agents=agents,
-                source=source,
-                force=force,
-                summarizer=summarizer,
-                bounds=bounds,
-            )
-        except (ValidationError, GraphWriteError) as err:
+    opts = _options(
+        writer,
+        scope=scope,
+        agents=agents,
+        source=source,
+        force=force,
+        summarizer=summarizer,
+        bounds=bounds,
+        batch_progress=batch_progress,
+    )
+    done_files = 0
+
+    def record(f: Path, result: IngestResult) -> None:
+        nonlocal done_files
+        result.path = str(f)
+        results.append(result)
+        done_files += 1
+        if progress is not None:
+            progress(done_files, len(files), result)
+
+    def failed(f: Path, att: str, started: float) -> Callable[[Exception], None]:
+        def on_error(err: Exception) -> None:
             result = IngestResult(att, path=str(f), reason="error", error=str(err))
             result.ms = round((time.perf_counter() - started) * 1000)
             _log_result(writer.account.account_id, result)
-        result.path = str(f)
-        results.append(result)
-        if progress is not None:
-            progress(i + 1, len(files), result)
+            record(f, result)
+
+        return on_error
+
+    with CommitQueue() as queue:  # the transaction of one file runs while the next is embedded
+        for f in files:
+            att = attachment_id or attachment_id_for_path(f)
+            on_error = failed(f, att, time.perf_counter())
+            try:
+                _submit(writer, queue, [(parse_file(f), att)], opts, partial(_record_first, record, f), on_error)
+            except (ValidationError, GraphWriteError) as err:
+                queue.submit(None, partial(_report, on_error, err))
     return results

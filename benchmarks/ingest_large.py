@@ -1,0 +1,142 @@
+"""Large files: one markdown file of N megabytes through ``ingest_paths`` (parse, chunk,
+summarise, embed, bounded transactions made visible by a final one), timed to the first
+progress report and to the end, against the embedder alone on a sample of the texts the graph
+then holds, in the same run.
+
+    .venv/bin/python benchmarks/ingest_large.py --dir path/to/scifact [--sizes 1 20] [--sample 600] [--json]
+
+Each file is built from SciFact abstracts (``corpus.jsonl`` of a SciFact folder in BEIR
+format, see docs/search-quality.md): ``## Topic k`` sections of five abstracts each (the corpus
+repeats when the file needs more), under one ``#`` title. Each goes into a throwaway account
+that is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _scifact import add_dir_argument, require_dir
+from maxy.accounts import create_account, validate_account
+from maxy.config import load_settings
+from maxy.db import Database
+from maxy.embeddings import get_embedder
+from maxy.embeddings.base import Embedder
+from maxy.graph.text import embedding_text
+from maxy.graph.write import GraphWriter
+from maxy.ingest.hierarchy import IngestResult, ingest_paths
+from maxy.ingest.summarize import ExtractiveSummarizer
+from maxy.schema import apply_schema
+
+PER_SECTION = 5
+
+
+def build_markdown(abstracts: list[dict[str, str]], megabytes: float) -> str:
+    target = int(megabytes * 1_000_000)
+    parts = [f"# SciFact abstracts, {megabytes:g} MB\n"]
+    size = len(parts[0])
+    k = 0
+    while size < target:
+        group = [abstracts[(k * PER_SECTION + i) % len(abstracts)] for i in range(PER_SECTION)]
+        body = "\n\n".join(f"{a['title']}. {a['text']}" for a in group)
+        part = f"\n## Topic {k + 1}: {group[0]['title'][:60]}\n\n{body}\n"
+        parts.append(part)
+        size += len(part.encode("utf-8"))
+        k += 1
+    return "".join(parts)
+
+
+def run_one(db: Database, embedder: Embedder, abstracts: list[dict[str, str]], mb: float, sample: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"large-{mb:g}mb.md"
+        path.write_text(build_markdown(abstracts, mb), encoding="utf-8")
+        size = path.stat().st_size
+        account = validate_account(Path(tmp), create_account(Path(tmp), f"bench-large-{mb:g}").account_id)
+        writer = GraphWriter(db, account, embedder, created_by="bench")
+        first: list[float] = []
+        batches = 0
+
+        def batch_progress(result: IngestResult, done: int, total: int) -> None:
+            nonlocal batches
+            batches += 1
+            if not first:
+                first.append(time.perf_counter() - t0)
+
+        try:
+            t0 = time.perf_counter()
+            [result] = ingest_paths([path], writer, summarizer=ExtractiveSummarizer(), batch_progress=batch_progress)
+            ingest_s = time.perf_counter() - t0
+            if result.error:
+                raise SystemExit(f"ingest failed: {result.error}")
+            rows = db.read(
+                "MATCH (n:Node {accountId: $a}) RETURN labels(n) AS labels, properties(n) AS props LIMIT $n",
+                a=account.account_id,
+                n=sample,
+            )
+            texts = list(dict.fromkeys(t for r in rows if (t := embedding_text(r["labels"], r["props"]))))
+            t1 = time.perf_counter()
+            for i in range(0, len(texts), 32):
+                embedder.embed(texts[i : i + 32])
+            embed_s = time.perf_counter() - t1
+            nodes = db.read("MATCH (n:Node {accountId: $a}) RETURN count(n) AS c", a=account.account_id)[0]["c"]
+        finally:
+            db.autocommit(
+                "MATCH (n:Node {accountId: $a}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 2000 ROWS",
+                a=account.account_id,
+            )
+    per_node_embed = embed_s / max(1, len(texts))
+    return {
+        "megabytes": mb,
+        "bytes": size,
+        "sections": result.sections,
+        "chunks": result.chunks,
+        "nodes": nodes,
+        "transactions": batches + 1,
+        "first_progress_s": round(first[0], 1) if first else None,
+        "ingest_s": round(ingest_s, 1),
+        "ingest_nodes_per_s": round(nodes / ingest_s, 1),
+        "embedder_alone_nodes_per_s": round(1 / per_node_embed, 1),
+        "embedder_sample": len(texts),
+        "ratio": round(per_node_embed * nodes / ingest_s, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_dir_argument(parser)
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1.0, 20.0], help="file sizes in MB")
+    parser.add_argument("--sample", type=int, default=600, help="texts the embedder-alone baseline embeds")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    corpus = require_dir(parser, args.dir, "corpus.jsonl") / "corpus.jsonl"
+    with corpus.open() as fh:
+        abstracts = [json.loads(line) for line in fh]
+
+    settings = load_settings()
+    embedder = get_embedder(settings)
+    embedder.embed(["warm up"])
+    figures = []
+    with Database(settings) as db:
+        apply_schema(db, embedder.dimensions, embedder=embedder)
+        for mb in args.sizes:
+            figures.append(run_one(db, embedder, abstracts, mb, args.sample))
+            if not args.json:
+                f = figures[-1]
+                print(
+                    f"{f['megabytes']:g} MB: {f['sections']} sections, {f['chunks']} chunks, {f['nodes']} nodes in "
+                    f"{f['transactions']} transactions; first progress {f['first_progress_s']} s, "
+                    f"done {f['ingest_s']} s ({f['ingest_nodes_per_s']} nodes/s; embedder alone "
+                    f"{f['embedder_alone_nodes_per_s']} nodes/s on {f['embedder_sample']} of the texts; "
+                    f"ratio {f['ratio']})",
+                    flush=True,
+                )
+    if args.json:
+        print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
