@@ -53,7 +53,7 @@ from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.mcp.keys import create_api_key
+from maxy.mcp.keys import ApiKeyStore, create_api_key
 from maxy.schema import apply_schema
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -361,6 +361,19 @@ def stop_server(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def time_key_lookup(data_root: Path, key: str, repeat: int = 20) -> dict[str, float]:
+    """Milliseconds to resolve an API key as the server does for every request: the first time
+    (every account's files read) and once it has been seen (its own account only)."""
+    store = ApiKeyStore(data_root)
+    started = time.perf_counter()
+    store.resolve(key)
+    first = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    for _ in range(repeat):
+        store.resolve(key)
+    return {"firstMs": round(first, 2), "seenMs": round((time.perf_counter() - started) * 1000 / repeat, 2)}
+
+
 def server_counts(log: Path) -> dict[str, int]:
     text = log.read_text(errors="replace")
     return {
@@ -428,6 +441,10 @@ def print_table(report: dict[str, Any]) -> None:
         f"{sv['nameRaces']} writers resolved into an entity made meanwhile; "
         f"{report['duplicateEntities']} duplicate entities"
     )
+    kl = report["keyLookup"]
+    print(
+        f"API key lookup among {report['otherAccounts'] + 1} accounts: {kl['firstMs']} ms first, {kl['seenMs']} ms once seen"
+    )
     print(f"errors: {len(report['errors'])}")
     for line in report["errors"]:
         print(f"  {line}")
@@ -464,6 +481,7 @@ def main() -> None:
             create_api_key(data_root, create_account(data_root, f"tenant-{i}").account_id, role="admin")
         account = validate_account(data_root, create_account(data_root, "concurrency").account_id)
         key, _ = create_api_key(data_root, account.account_id, role="admin")
+        key_lookup = time_key_lookup(data_root, key)
         writer = GraphWriter(db, account, embedder, created_by="benchmark")
         org_ids = [w.node_id for w in writer.write_many(NodeSpec(["Organization"], {"name": n}) for n in ORGANIZATIONS)]
         folders = make_documents(root / "docs", data / "corpus.jsonl", args.ingest, args.docs)
@@ -513,6 +531,7 @@ def main() -> None:
             "clients": args.clients,
             "clientProcesses": max(1, min(args.client_processes, args.clients)),
             "otherAccounts": args.tenants,
+            "keyLookup": key_lookup,
             "callsPerClient": args.calls,
             "writeShare": args.write_share,
             "loadBefore": load_before,
