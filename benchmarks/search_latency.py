@@ -27,15 +27,19 @@ from maxy.db import Database
 from maxy.embeddings import get_embedder
 from maxy.evaluation.metrics import percentile
 from maxy.graph.guards import Caller
+from maxy.neo4j.footprint import disk_footprint
+from maxy.neo4j.runtime import Neo4jRuntime
 from maxy.schema import apply_schema
 from maxy.search import BASELINE, NON_LLM, SearchRequest, hybrid
 from maxy.search.lucene import build_query
 
 
-def bare_calls(db, embedder, caller: Caller, query: str, k: int) -> float:
-    """Query embedding + one vector SEARCH + one full-text call, with the account filter."""
+def bare_calls(db, embedder, caller: Caller, query: str, k: int) -> tuple[float, float, float]:
+    """Query embedding + one vector SEARCH + one full-text call, with the account filter: the
+    total milliseconds, and the vector and full-text calls' own."""
     t0 = time.perf_counter()
     vec = embedder.embed([query])[0]
+    t1 = time.perf_counter()
     db.read(
         "CYPHER 25 MATCH (n:Chunk) SEARCH n IN (VECTOR INDEX chunk_embedding FOR $v WHERE n.accountId = $g_accountId "
         "LIMIT $k) SCORE AS score RETURN n.nodeId AS id, score",
@@ -43,13 +47,46 @@ def bare_calls(db, embedder, caller: Caller, query: str, k: int) -> float:
         k=k,
         g_accountId=caller.account_id,
     )
+    t2 = time.perf_counter()
     db.read(
         "CALL db.index.fulltext.queryNodes('entity_search', $q, {limit: $k}) YIELD node AS n, score "
         "RETURN n.nodeId AS id, score",
         q=build_query(query, account_id=caller.account_id) or "x",
         k=k,
     )
-    return (time.perf_counter() - t0) * 1000
+    t3 = time.perf_counter()
+    return (t3 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000
+
+
+def footprint(db, settings) -> dict:
+    """The database's bytes on disk by part (a managed server only), the nodes it holds, and the
+    JVM heap in use, committed and at most (heap in use includes garbage not yet collected)."""
+    out: dict = {"nodes": db.read("MATCH (n:Node) RETURN count(n) AS c")[0]["c"]}
+    if settings.neo4j_is_managed:
+        runtime = Neo4jRuntime.from_settings(settings)
+        out["disk_bytes"] = disk_footprint(runtime.home, settings.NEO4J_DATABASE or None)
+    heap = db.read(
+        "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
+        "RETURN attributes.HeapMemoryUsage.value.properties AS heap"
+    )[0]["heap"]
+    out["heap_bytes"] = {k: heap[k] for k in ("used", "committed", "max")}
+    return out
+
+
+def postings(db, account_id: str, queries: list[str]) -> float:
+    """The median number of the account's nodes each query's full-text query matches (what BM25
+    has to score), counted without a limit."""
+    counts = []
+    for q in queries:
+        lucene = build_query(q, account_id=account_id)
+        if lucene is not None:
+            counts.append(
+                db.read(
+                    "CALL db.index.fulltext.queryNodes('entity_search', $q) YIELD node RETURN count(node) AS c",
+                    q=lucene,
+                )[0]["c"]
+            )
+    return percentile(counts, 50)
 
 
 def main() -> None:
@@ -75,7 +112,7 @@ def main() -> None:
             for q in queries[:10]:  # warm caches and the JIT
                 hybrid(db, caller, request(q), embedder)
                 bare_calls(db, embedder, caller, q, BASELINE.candidate_k)
-            pipeline, bare, staged, stages = [], [], [], {}
+            pipeline, bare, bare_vector, bare_fulltext, staged, stages = [], [], [], [], [], {}
             for q in queries:
                 t0 = time.perf_counter()
                 response = hybrid(db, caller, request(q), embedder)
@@ -88,7 +125,10 @@ def main() -> None:
                 for key, value in response.stats.items():
                     if key.endswith("_ms"):
                         stages.setdefault(key, []).append(value)
-                bare.append(bare_calls(db, embedder, caller, q, BASELINE.candidate_k))
+                total, vector_ms, fulltext_ms = bare_calls(db, embedder, caller, q, BASELINE.candidate_k)
+                bare.append(total)
+                bare_vector.append(vector_ms)
+                bare_fulltext.append(fulltext_ms)
             row = {
                 "chunks": size,
                 "queries": len(queries),
@@ -97,6 +137,10 @@ def main() -> None:
                 "bare_p50_ms": round(percentile(bare, 50), 1),
                 "bare_p95_ms": round(percentile(bare, 95), 1),
                 "stages_p50_ms": {k: round(percentile(v, 50), 1) for k, v in sorted(stages.items())},
+                "bare_vector_p50_ms": round(percentile(bare_vector, 50), 1),
+                "bare_fulltext_p50_ms": round(percentile(bare_fulltext, 50), 1),
+                "fulltext_matches_p50": postings(db, account_id, queries),
+                **footprint(db, settings),
             }
             row["all_stages_p50_ms"] = round(percentile(staged, 50), 1)
             row["all_stages_p95_ms"] = round(percentile(staged, 95), 1)
@@ -110,6 +154,16 @@ def main() -> None:
                 print(f"  bare      p50 {row['bare_p50_ms']:7.1f} ms  p95 {row['bare_p95_ms']:7.1f} ms")
                 print(f"  ratio     p50 {row['ratio_p50']:7.2f}x    p95 {row['ratio_p95']:7.2f}x   (goal <= 1.5x)")
                 print("  stages    " + "  ".join(f"{k[:-3]}={v}" for k, v in row["stages_p50_ms"].items()))
+                print(
+                    f"  bare calls alone  vector p50 {row['bare_vector_p50_ms']} ms  full-text p50 "
+                    f"{row['bare_fulltext_p50_ms']} ms ({row['fulltext_matches_p50']:.0f} matching nodes per query, median)"
+                )
+                heap = row["heap_bytes"]
+                print(
+                    f"  database  {row['nodes']} nodes; heap used {heap['used'] / 2**30:.2f} of {heap['max'] / 2**30:.2f} GiB"
+                )
+                if row.get("disk_bytes"):
+                    print("  disk      " + "  ".join(f"{k}={v / 2**30:.2f} GiB" for k, v in row["disk_bytes"].items()))
                 print(
                     f"  all non-LLM stages on  p50 {row['all_stages_p50_ms']:7.1f} ms  p95 {row['all_stages_p95_ms']:7.1f} ms"
                     f"  ({row['all_stages_vs_baseline_p95']:.2f}x the baseline p95; goal <= 2x)"
