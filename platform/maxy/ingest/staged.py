@@ -38,7 +38,7 @@ import neo4j
 from ..errors import GraphWriteError
 from ..graph.confine import not_writable
 from ..graph.guards import domain_guard
-from ..graph.write import PENDING_PROPERTY, GraphWriter, NodeSpec, WriteResult
+from ..graph.write import PENDING_PROPERTY, GraphWriter, NodeSpec, PreparedWrite, WriteResult
 from ..logs import log_line, short
 from .pipeline import CommitQueue
 
@@ -173,7 +173,8 @@ def write_staged(
     are exhausted) in transactions of ``batch_size`` nodes, each embedded while the previous one
     commits, and make them visible in one final transaction that replaces the previous version
     (see the module docstring). ``progress(done, total)`` follows the characters of the
-    document's ``text_chars`` written so far, after each transaction."""
+    document's ``text_chars`` written so far, after each transaction (from the thread that
+    commits it)."""
     account = short(writer.account.account_id)
     for leftover in (staged_document_id(document_id), retired_document_id(document_id)):
         removed = remove_tree(writer, leftover, attachment_id)
@@ -205,7 +206,8 @@ def write_staged(
             for group in _groups(specs, writer.batch_size):
                 prepared = writer.prepare([_restaged(s, document_id, token) for s in group], pending_write=token)
                 covered = sum(len(str(s.properties.get("content", ""))) for s in group)
-                queue.submit(partial(writer.commit, prepared), partial(_then, committed, covered))
+                # reported from the commit thread as soon as the transaction is in
+                queue.submit(partial(_commit, writer, prepared, committed, covered), _ignore)
         flip_started = time.perf_counter()
         writer.db.write_tx(_flip(writer, document_id, attachment_id, token, counts))
     except Exception:
@@ -227,8 +229,14 @@ def write_staged(
     return [replace(r, node_id=document_id) if r.node_id == staged_id else r for r in results]
 
 
-def _then(committed: Callable[[list[WriteResult], int], None], covered: int, written: list[WriteResult]) -> None:
-    committed(written, covered)
+def _commit(
+    writer: GraphWriter, prepared: PreparedWrite, committed: Callable[[list[WriteResult], int], None], covered: int
+) -> None:
+    committed(writer.commit(prepared), covered)
+
+
+def _ignore(_: object) -> None:
+    pass
 
 
 def _groups(specs: Iterator[NodeSpec], size: int) -> Iterator[list[NodeSpec]]:
