@@ -93,7 +93,7 @@ def write_chunks(
 
 
 def chunk_count(db, account_id: str) -> int:
-    return db.read("MATCH (c:Chunk {accountId: $a}) RETURN count(c) AS c", a=account_id)[0]["c"]
+    return db.read("MATCH (c:Node {accountId: $a}) WHERE c:Chunk RETURN count(c) AS c", a=account_id)[0]["c"]
 
 
 def empty(db, account_id: str) -> None:

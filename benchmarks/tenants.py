@@ -76,7 +76,7 @@ def accounts_by_name(settings, names: list[str]) -> dict[str, ValidatedAccount]:
 
 def chunk_counts(db, account_ids: list[str]) -> dict[str, int]:
     rows = db.read(
-        "UNWIND $ids AS a MATCH (c:Chunk {accountId: a}) RETURN a, count(c) AS c",
+        "UNWIND $ids AS a MATCH (c:Node {accountId: a}) WHERE c:Chunk RETURN a, count(c) AS c",
         ids=account_ids,
     )
     return {r["a"]: r["c"] for r in rows}
@@ -207,9 +207,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="SciFact claims timed per measurement")
     parser.add_argument("--checkpoints", type=int, nargs="*", default=[250, 500, 750], help="small-tenant counts")
     parser.add_argument("--workers", type=int, default=2, help="tenants written at once (default 2)")
+    parser.add_argument("--corpus", type=Path, help="the BEIR folder to ingest and evaluate (default --dir)")
     parser.add_argument("--skip-scifact", action="store_true", help="tenants only (no SciFact ingest or figures)")
-    parser.add_argument("--alone-only", action="store_true", help="stop after the figures alone")
+    parser.add_argument("--alone-only", action="store_true", help="measure SciFact alone, write no tenant, stop")
     parser.add_argument("--alone-from", type=Path, help="take missing 'alone' figures from another run's state file")
+    parser.add_argument(
+        "--latency-only", action="store_true", help="only time the small (and large) tenant now; builds nothing else"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     directory = require_dir(parser, args.dir, "corpus.jsonl", "queries.jsonl", "qrels/dev.tsv")
@@ -221,8 +225,9 @@ def main() -> None:
 
     settings = load_settings()
     embedder = get_embedder(settings)
-    data = load_beir(directory, "dev")
-    queries = [data.queries[q] for q in data.qrels if q in data.queries][: args.queries]
+    claims = load_beir(directory, "dev")
+    queries = [claims.queries[q] for q in claims.qrels if q in claims.queries][: args.queries]
+    data = load_beir(args.corpus, "dev") if args.corpus else claims
     vectors = embedder.embed(queries)
     words = vocabulary(directory)
     state_path = settings.data_root / STATE
@@ -245,8 +250,23 @@ def main() -> None:
         names = [SMALL.format(i) for i in range(args.tenants)] + ([LARGE] if args.large else [])
         accounts = accounts_by_name(settings, names)
         small = accounts[SMALL.format(0)]
+        if args.latency_only:
+            ensure_tenant(db, small, args.tenant_size, 1000, words, topic_centres, embedder.name)
+            large = accounts.get(LARGE)
+            now = {
+                "chunks": total_chunks(db),
+                "small": latency(db, embedder, small.account_id, queries, vectors, exact=True),
+                "large": latency(db, embedder, large.account_id, queries, vectors, exact=False) if large else None,
+                "at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            }
+            print(json.dumps(now, indent=2))
+            return
         alone = state.setdefault("alone", {})
         measure_alone(db, embedder, alone, accounts, small, data, beir, queries, vectors)
+        if args.alone_only:  # SciFact alone only: no tenant is written
+            state_path.write_text(json.dumps(state, indent=2) + "\n")
+            print(json.dumps(alone, indent=2))
+            return
         ensure_tenant(db, small, args.tenant_size, 1000, words, topic_centres, embedder.name)
         measure_alone(db, embedder, alone, accounts, small, data, beir, queries, vectors)
         state_path.write_text(json.dumps(state, indent=2) + "\n")
@@ -254,9 +274,6 @@ def main() -> None:
             for key, value in load_state(args.alone_from).get("alone", {}).items():
                 alone.setdefault(key, value)
         report["alone"] = alone
-        if args.alone_only:
-            print(json.dumps(report, indent=2) if args.json else json.dumps(alone, indent=2))
-            return
 
         build = [(accounts[LARGE], args.large, 7)] if args.large else []
         build_tenants(db, build, words, topic_centres, embedder.name, 1)
