@@ -259,11 +259,14 @@ def _row(record: neo4j.Record) -> dict[str, Any]:
     return dict(zip(record.keys(), values, strict=True))
 
 
+_PLAIN_TYPES = (str, int, float, bool, type(None))
+
+
 def _holds_graph(value: Any) -> bool:
     if isinstance(value, list):
-        return any(_holds_graph(v) for v in value)
+        return any(_holds_graph(v) for v in value if not isinstance(v, _PLAIN_TYPES))
     if isinstance(value, dict):
-        return any(_holds_graph(v) for v in value.values())
+        return any(_holds_graph(v) for v in value.values() if not isinstance(v, _PLAIN_TYPES))
     return isinstance(value, _GRAPH_TYPES)
 
 

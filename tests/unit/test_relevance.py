@@ -22,6 +22,7 @@ from maxy.search.hits import Hit
 from maxy.search.relevance import (
     FEATURES,
     Calibration,
+    assess,
     at_least,
     calibration_for,
     content_words,
@@ -189,3 +190,14 @@ def test_coverage_equals_the_share_of_query_stems_among_the_texts_stems(query: l
     stems = {_stem(w) for w in _WORD.findall(body.lower())}
     expected = len(query_words & stems) / len(query_words) if query_words else 0.0
     assert coverage(query_words, body) == expected
+
+
+def test_relevance_is_worked_out_when_read_from_the_text_the_hit_had_when_assessed():
+    hit = _hit("n1", "The Phoenix launch date moved to March", cosine=0.62, bm25=4.0)
+    words = content_words("phoenix launch date")
+    expected = round(MODEL.relevance(features(hit, words, 0.3)), 4)
+    assess([hit], "phoenix launch date", MODEL, 0.3)
+    hit.properties = {}  # a caller's fields narrowed the properties before anyone read the relevance
+    assert hit.relevance == expected
+    hit.relevance = 0.25  # set outright, it is what it was set to
+    assert hit.relevance == 0.25

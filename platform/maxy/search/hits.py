@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,12 +24,29 @@ class Hit:
     bm25_score: float = 0.0  # min-max normalised within the result set
     keyword_score: float = 0.0  # keyword subscriptions: 1.0 tagged, else BM25 min-max per keyword
     score: float = 0.0  # fused (and later boosted) score
-    relevance: float | None = None  # calibrated probability that the hit is relevant (relevance.py)
     valid_from: str | None = None  # when the fact became true (validFrom), as the paths saw it
     happened: str | None = None  # when it happened: validFrom, else timestamp, else createdAt
     ranks: dict[str, int] = field(default_factory=dict)  # rank per list, for RRF and explain
     properties: dict[str, Any] = field(default_factory=dict)
     related: list[Related] = field(default_factory=list)
+    # Calibrated probability that the hit is relevant (relevance.py), worked out when first read:
+    # a caller that keeps every hit and never looks (an evaluation hundreds of hits deep) skips it.
+    _relevance: float | None = field(default=None, repr=False)
+    _assess: Callable[[], float] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def relevance(self) -> float | None:
+        if self._assess is not None:
+            self._relevance, self._assess = self._assess(), None
+        return self._relevance
+
+    @relevance.setter
+    def relevance(self, value: float | None) -> None:
+        self._relevance, self._assess = value, None
+
+    def assess_when_read(self, assess: Callable[[], float]) -> None:
+        """Set the relevance to ``assess()``, called the first time it is read."""
+        self._assess = assess
 
     def explain(self) -> dict[str, Any]:
         return {

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -99,10 +99,11 @@ def hit_text(properties: Mapping[str, Any]) -> str:
     return " ".join(v for k, v in properties.items() if isinstance(v, str) and k not in RESERVED_PROPERTIES)
 
 
-def features(hit: Hit, query_words: set[str], blank: float) -> tuple[float, ...]:
+def features(hit: Hit, query_words: set[str], blank: float, text: str | None = None) -> tuple[float, ...]:
     """The signals of one hit whose properties are loaded, in the order of ``FEATURES``;
-    ``blank`` is the query's cosine to a blank text (``blank_cosine``)."""
-    text = hit_text(hit.properties)
+    ``blank`` is the query's cosine to a blank text (``blank_cosine``); ``text`` the hit's
+    ``hit_text`` when already taken."""
+    text = hit_text(hit.properties) if text is None else text
     covered = coverage(query_words, text)
     bm25 = min((hit.bm25_raw or 0.0) / len(query_words), BM25_CAP) if query_words else 0.0
     length = math.log1p(len(text))
@@ -174,12 +175,20 @@ def calibration_for(model: str | None) -> Calibration | None:
 
 
 def assess(hits: Sequence[Hit], query: str, calibration: Calibration | None, blank: float) -> None:
-    """Set each hit's relevance (left None without a calibration)."""
+    """Set each hit's relevance, worked out when first read (left None without a calibration)."""
     if calibration is None:
         return
     query_words = content_words(query)
     for hit in hits:
-        hit.relevance = round(calibration.relevance(features(hit, query_words, blank)), 4)
+        # The text is taken now: the properties may be narrowed to a caller's fields before
+        # the relevance is first read.
+        hit.assess_when_read(_relevance_of(hit, hit_text(hit.properties), query_words, blank, calibration))
+
+
+def _relevance_of(
+    hit: Hit, text: str, query_words: set[str], blank: float, calibration: Calibration
+) -> Callable[[], float]:
+    return lambda: round(calibration.relevance(features(hit, query_words, blank, text)), 4)
 
 
 def gate(hits: list[Hit], cut: float | None) -> tuple[list[Hit], Hit | None]:
