@@ -33,20 +33,20 @@ def bm25_search(
         lucene = build_query(text, account_id=caller.account_id)
         if lucene is None:
             continue
-        rows = db.read(
+        rows = db.read_packed(
             f"""
             CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
             WITH n, score WHERE {guard.clause} {label_filter} {session_clause(session_id)}
-            RETURN n.nodeId AS id, labels(n) AS labels, score, n.validFrom AS validFrom,
-                   {event_time("n")} AS happened
-            ORDER BY score DESC
+            RETURN collect([n.nodeId, labels(n), score, n.validFrom, {event_time("n")}]) AS rows
             """,
+            ("id", "labels", "score", "validFrom", "happened"),
             q=lucene,
             k=k,
             labels=list(labels or []),
             sessionId=session_id,
             **guard.params,
         )
+        rows.sort(key=lambda r: -r["score"])  # the index's order already; ties keep it
         name = f"bm25:{qi}"
         out.append(
             [

@@ -26,12 +26,13 @@ def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[H
     if not hits:
         return []
     guard = node_guard(caller, "n")
-    rows = db.read(
+    rows = db.read_packed(
         f"""
         UNWIND $ids AS id
         MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause}
-        RETURN n.nodeId AS id, labels(n) AS labels, {_PROPS.format(v="n")} AS props
+        RETURN collect([n.nodeId, labels(n), {_PROPS.format(v="n")}]) AS rows
         """,
+        ("id", "labels", "props"),
         ids=[h.node_id for h in hits],
         **guard.params,
     )
@@ -56,7 +57,7 @@ def expand(
         return
     guard = node_guard(caller, "n")
     rguard = both(related_guard(caller, "related"), when)
-    rows = db.read(
+    rows = db.read_packed(
         f"""
         UNWIND $ids AS id
         MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause}
@@ -68,8 +69,9 @@ def expand(
                    labels(related) AS labels, {_PROPS.format(v="related")} AS props
             LIMIT $limit
         }}
-        RETURN id, relType, direction, labels, props
+        RETURN collect([id, relType, direction, labels, props]) AS rows
         """,
+        ("id", "relType", "direction", "labels", "props"),
         ids=[h.node_id for h in hits],
         limit=limit,
         **{**guard.params, **rguard.params},

@@ -57,7 +57,7 @@ def vector_search(
     rows, failed = _search(db, searchable, guard.clause, session_id, params, memo)
     for target in known_bad + failed:
         branches = _exact_branches(target, guard.clause, session_id)
-        rows += db.read(_vector_query(branches, guard.clause, session_id), **params)
+        rows += db.read_packed(_vector_query(branches, guard.clause, session_id), _COLUMNS, **params)
     return _ranked_lists(rows)
 
 
@@ -69,14 +69,18 @@ def _search(
     if not targets:
         return [], []
     try:
-        return db.read(_vector_query(_search_branches(targets, session_id), guard_clause, session_id), **params), []
+        return db.read_packed(
+            _vector_query(_search_branches(targets, session_id), guard_clause, session_id), _COLUMNS, **params
+        ), []
     except neo4j.exceptions.DatabaseError:
         pass
     rows: list = []
     failed: list[Target] = []
     for target in targets:  # find which index fails; the others answer as usual
         try:
-            rows += db.read(_vector_query(_search_branches([target], session_id), guard_clause, session_id), **params)
+            rows += db.read_packed(
+                _vector_query(_search_branches([target], session_id), guard_clause, session_id), _COLUMNS, **params
+            )
         except neo4j.exceptions.DatabaseError as err:
             _note_failure(target, err, memo)
             failed.append(target)
@@ -185,10 +189,11 @@ def _vector_query(branches: list[str], guard_clause: str, session_id: str | None
         WITH qi, {{vec: $vecs[qi]}} AS q
         CALL (q) {{ {" UNION ALL ".join(branches)} }}
         WITH qi, via, n, score WHERE {guard_clause} {session_clause(session_id)}
-        RETURN qi, via, n.nodeId AS id, labels(n) AS labels, score, n.validFrom AS validFrom,
-               {event_time("n")} AS happened
-        ORDER BY qi, via, score DESC
+        RETURN collect([qi, n.nodeId, labels(n), score, n.validFrom, {event_time("n")}]) AS rows
     """
+
+
+_COLUMNS = ("qi", "id", "labels", "score", "validFrom", "happened")
 
 
 def _cosine(index_score: float) -> float:
