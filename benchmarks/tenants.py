@@ -22,6 +22,13 @@ embedding: the vector-index SEARCH filtered by account, the full-text query with
 required inside Lucene, and, for reference, an exact cosine scan of the account's own vectors
 (the vector SEARCH's recall against it is printed too). The "alone" figures are kept in
 ``<DATA_ROOT>/bench-tenants.json``, so a resumed run still prints them.
+
+For a machine too busy to do it in one go: ``--skip-scifact`` builds and times the tenants
+without SciFact; ``--alone-only`` measures SciFact alone on another database and stops;
+``--corpus DIR`` evaluates another BEIR folder (a subset, say) than ``--dir``, which still gives
+the vocabulary and the timed claims; ``--alone-from FILE`` takes the missing figures alone from
+another run's state file; ``--latency-only`` times the tenants already there (run it on two
+databases at once to compare them under the same load).
 """
 
 from __future__ import annotations
@@ -171,12 +178,13 @@ def load_state(path: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def build_tenants(db, tenants: list[tuple[ValidatedAccount, int, int]], words, topic_centres, model, workers) -> None:
-    """Fill every (account, size, seed) in ``tenants``, ``workers`` at a time, printing progress."""
+def build_tenants(db, tenants: list[tuple[ValidatedAccount, int, int]], words, topic_centres, model, workers) -> int:
+    """Fill every (account, size, seed) in ``tenants``, ``workers`` at a time, printing progress;
+    the number of accounts written."""
     counts = chunk_counts(db, [a.account_id for a, _, _ in tenants])
     todo = [t for t in tenants if counts.get(t[0].account_id, 0) != t[1]]
     if not todo:
-        return
+        return 0
     total = sum(size for _, size, _ in todo)
     started, done, written = time.perf_counter(), 0, 0
     print(f"building {len(todo)} tenant(s), {total} chunks", file=sys.stderr)
@@ -196,6 +204,7 @@ def build_tenants(db, tenants: list[tuple[ValidatedAccount, int, int]], words, t
                     f"{rate:.0f} chunks/s, about {(total - written) / rate / 60:.0f} min left",
                     file=sys.stderr,
                 )
+    return len(todo)
 
 
 def main() -> None:
@@ -282,9 +291,9 @@ def main() -> None:
         start = 1
         for mark in marks:
             batch = [(accounts[SMALL.format(i)], args.tenant_size, 1000 + i) for i in range(start, mark)]
-            build_tenants(db, batch, words, topic_centres, embedder.name, args.workers)
+            built = build_tenants(db, batch, words, topic_centres, embedder.name, args.workers)
             start = mark
-            if mark != args.tenants:
+            if built and mark != args.tenants:  # a checkpoint is taken while the later tenants do not exist yet
                 print(f"measuring the small tenant beside {mark} small tenants", file=sys.stderr)
                 checkpoints[str(mark)] = {
                     "small_tenants": mark,
