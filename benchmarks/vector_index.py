@@ -71,10 +71,13 @@ def parse_setting(text: str) -> dict[str, Any]:
             if value.strip().lower() not in ("none", "scalar", "binary"):
                 raise ValueError(f"{part!r}: quant is none, scalar or binary")
             config[KEYS[key]] = value.strip().upper()
-        elif key == "expansion":
-            config[KEYS[key]] = float(value)
         else:
-            config[KEYS[key]] = int(value)
+            try:
+                config[KEYS[key]] = float(value) if key == "expansion" else int(value)
+            except ValueError:
+                raise ValueError(
+                    f"{part!r}: {key} takes a {'number' if key == 'expansion' else 'whole number'}"
+                ) from None
     return config
 
 
