@@ -409,3 +409,33 @@ def test_vector_search_survives_the_real_neo4j_filtered_search_bug(db, make_acco
         db.write(
             "MATCH (n:Review) WHERE n.accountId IN $accs DETACH DELETE n", accs=[small.account_id, busy.account_id]
         )
+
+
+def test_properties_brought_by_the_paths_match_those_loaded_after_fusion(db, account, embedder, shop):
+    """A search returning most of its candidates carries their properties on the paths' rows;
+    one returning a few loads them afterwards: the same hits, properties and guards either way."""
+    public = Caller(account.account_id, ("public",), "alpha")
+    deep = hybrid(db, public, SearchRequest("boiler", limit=100, expand_hops=0, min_relevance=0), embedder)
+    few = hybrid(db, public, SearchRequest("boiler", limit=3, expand_hops=0, min_relevance=0), embedder)
+    assert all(h.loaded for h in deep.hits) and names(deep)[:3] == names(few)
+    assert {h.node_id: h.properties for h in deep.hits[:3]} == {h.node_id: h.properties for h in few.hits}
+    seen = {h.node_id for h in deep.hits}
+    assert shop["boiler"] in seen and not seen & {shop["beta"], shop["gone"], shop["rival"]}
+    assert all("embedding" not in h.properties and "accountId" not in h.properties for h in deep.hits)
+
+
+def test_each_path_brings_the_properties_load_properties_would(db, account, embedder, shop):
+    from maxy.search.bm25 import bm25_search
+    from maxy.search.graph_expansion import load_properties
+    from maxy.search.vector import vector_search
+
+    public = Caller(account.account_id, ("public",), "alpha")
+    vector = vector_search(db, public, [embedder.embed(["boiler"])[0]], None, 10, properties=True)[0]
+    bm25 = bm25_search(db, public, ["boiler"], None, 10, properties=True)[0]
+    for carried in (vector, bm25):
+        assert carried and all(h.loaded for h in carried)
+        loaded = load_properties(db, public, [Hit(h.node_id, []) for h in carried])
+        assert [(h.node_id, h.labels, h.properties) for h in carried] == [
+            (h.node_id, h.labels, h.properties) for h in loaded
+        ]
+    assert not any(h.loaded or h.properties for h in bm25_search(db, public, ["boiler"], None, 10)[0])

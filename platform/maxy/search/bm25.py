@@ -9,6 +9,7 @@ from ..db import Database
 from ..graph.guards import Caller, Guard, both, node_guard
 from ..graph.validity import event_time
 from ..schema import FULLTEXT_INDEX
+from .graph_expansion import properties_of, visible
 from .hits import Hit
 from .lucene import build_query
 from .session_filter import session_clause
@@ -23,12 +24,14 @@ def bm25_search(
     session_id: str | None = None,
     *,
     when: Guard | None = None,
+    properties: bool = False,
 ) -> list[list[Hit]]:
     """One ranked list per query text (a text with no searchable term gives none); ``when``
-    narrows it further (the time filters)."""
+    narrows it further (the time filters); ``properties`` brings each hit's properties along."""
     out: list[list[Hit]] = []
     guard = both(node_guard(caller, "n"), when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
+    props = properties_of("n") if properties else "null"
     for qi, text in enumerate(texts):
         lucene = build_query(text, account_id=caller.account_id)
         if lucene is None:
@@ -37,9 +40,9 @@ def bm25_search(
             f"""
             CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
             WITH n, score WHERE {guard.clause} {label_filter} {session_clause(session_id)}
-            RETURN collect([n.nodeId, labels(n), score, n.validFrom, {event_time("n")}]) AS rows
+            RETURN collect([n.nodeId, labels(n), score, n.validFrom, {event_time("n")}, {props}]) AS rows
             """,
-            ("id", "labels", "score", "validFrom", "happened"),
+            ("id", "labels", "score", "validFrom", "happened", "props"),
             q=lucene,
             k=k,
             labels=list(labels or []),
@@ -57,6 +60,8 @@ def bm25_search(
                     ranks={name: i},
                     valid_from=r["validFrom"],
                     happened=r["happened"],
+                    properties={} if r["props"] is None else visible(r["props"]),
+                    loaded=r["props"] is not None,
                 )
                 for i, r in enumerate(rows, start=1)
             ]

@@ -58,6 +58,8 @@ def merge(*lists: Iterable[Hit]) -> dict[str, Hit]:
                     ranks=dict(hit.ranks),
                     valid_from=hit.valid_from,
                     happened=hit.happened,
+                    properties=hit.properties,
+                    loaded=hit.loaded,
                 )
             else:
                 _keep_best(seen, hit)
@@ -73,6 +75,8 @@ def _keep_best(seen: Hit, hit: Hit) -> None:
         seen.ranks[name] = min(rank, seen.ranks.get(name, rank))
     seen.valid_from = seen.valid_from or hit.valid_from
     seen.happened = seen.happened or hit.happened
+    if hit.loaded and not seen.loaded:
+        seen.properties, seen.loaded = hit.properties, True
 
 
 def minmax(values: Sequence[float]) -> list[float]:

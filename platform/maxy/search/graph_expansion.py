@@ -17,33 +17,43 @@ HIDDEN_PROPERTIES = frozenset({"embedding", "accountId"})
 _PROPS = "[k IN keys({v}) WHERE NOT k IN ['embedding', 'accountId'] | [k, {v}[k]]]"
 
 
-def _visible(pairs: list) -> dict:
+def properties_of(var: str) -> str:
+    """The Cypher expression for ``var``'s visible properties as ``[key, value]`` pairs."""
+    return _PROPS.format(v=var)
+
+
+def visible(pairs: list) -> dict:
+    """The properties an agent sees, from ``properties_of``'s pairs."""
     return {k: v for k, v in pairs if k not in HIDDEN_PROPERTIES}
 
 
 def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[Hit]:
-    """Fill in properties (guards re-applied); hits that vanished meanwhile are dropped."""
-    if not hits:
-        return []
+    """Fill in the properties of the hits whose path did not bring them (guards re-applied);
+    hits that vanished meanwhile are dropped."""
+    missing = [h for h in hits if not h.loaded]
+    if not missing:
+        return list(hits)
     guard = node_guard(caller, "n")
     rows = db.read_packed(
         f"""
         UNWIND $ids AS id
         MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause}
-        RETURN collect([n.nodeId, labels(n), {_PROPS.format(v="n")}]) AS rows
+        RETURN collect([n.nodeId, labels(n), {properties_of("n")}]) AS rows
         """,
         ("id", "labels", "props"),
-        ids=[h.node_id for h in hits],
+        ids=[h.node_id for h in missing],
         **guard.params,
     )
     found = {r["id"]: r for r in rows}
     out = []
     for h in hits:
-        row = found.get(h.node_id)
-        if row is None:
-            continue
-        h.labels = [x for x in row["labels"] if x != "Node"]
-        h.properties = _visible(row["props"])
+        if not h.loaded:
+            row = found.get(h.node_id)
+            if row is None:
+                continue
+            h.labels = [x for x in row["labels"] if x != "Node"]
+            h.properties = visible(row["props"])
+            h.loaded = True
         out.append(h)
     return out
 
@@ -66,7 +76,7 @@ def expand(
             WHERE {rguard.clause}
             RETURN type(r) AS relType,
                    CASE WHEN startNode(r) = n THEN 'outgoing' ELSE 'incoming' END AS direction,
-                   labels(related) AS labels, {_PROPS.format(v="related")} AS props
+                   labels(related) AS labels, {properties_of("related")} AS props
             LIMIT $limit
         }}
         RETURN collect([id, relType, direction, labels, props]) AS rows
@@ -79,5 +89,5 @@ def expand(
     by_id = {h.node_id: h for h in hits}
     for r in rows:
         by_id[r["id"]].related.append(
-            Related(r["relType"], r["direction"], [x for x in r["labels"] if x != "Node"], _visible(r["props"]))
+            Related(r["relType"], r["direction"], [x for x in r["labels"] if x != "Node"], visible(r["props"]))
         )

@@ -28,6 +28,7 @@ class Hit:
     happened: str | None = None  # when it happened: validFrom, else timestamp, else createdAt
     ranks: dict[str, int] = field(default_factory=dict)  # rank per list, for RRF and explain
     properties: dict[str, Any] = field(default_factory=dict)
+    loaded: bool = False  # properties came with the path's own row (graph_expansion.load_properties skips it)
     related: list[Related] = field(default_factory=list)
     # Calibrated probability that the hit is relevant (relevance.py), worked out when first read:
     # a caller that keeps every hit and never looks (an evaluation hundreds of hits deep) skips it.

@@ -51,7 +51,11 @@ def hybrid(
     if plan.skip:
         return run.finish([], "skipped")
     queries = query_expansion.queries(caller, req.query, plan.retrieval_class, config, run)
-    where = Where(caller, plan.labels, max(config.candidate_k, req.limit), req.session_id, when(req, "n"))
+    depth = max(config.candidate_k, req.limit)
+    # When most of the candidates will be returned, their properties come with them (one round
+    # trip fewer); otherwise only the few returned are loaded after fusion.
+    carry = 2 * req.limit >= depth
+    where = Where(caller, plan.labels, depth, req.session_id, when(req, "n"), properties=carry)
     found = retrieve(db, where, queries, embedder, plan, config, run)
     keyword_hits = subscriptions.keyword_list(db, where, config, run)
     mode = fusion.mode_for(plan.fusion, found.used_vector, found.used_bm25)

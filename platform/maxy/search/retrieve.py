@@ -53,6 +53,7 @@ class Where:
     k: int
     session_id: str | None
     when: Guard | None = None
+    properties: bool = False  # each path brings its hits' properties (most candidates will be returned)
 
 
 def retrieve(
@@ -116,14 +117,25 @@ def _vector_path(
         run.warn(f"embedder unavailable, BM25-only results: {err}")
         return [], 0.0, False
     with run.timed("vector"):
-        lists = vector_search(db, where.caller, vectors, where.labels, where.k, where.session_id, when=where.when)
+        lists = vector_search(
+            db,
+            where.caller,
+            vectors,
+            where.labels,
+            where.k,
+            where.session_id,
+            when=where.when,
+            properties=where.properties,
+        )
     return lists, blank, True
 
 
 def _timed_bm25(db: Database, where: Where, queries: list[str]) -> tuple[list[list[Hit]], float]:
     """The BM25 lists and the milliseconds the path itself took (it runs beside the vector path)."""
     started = time.perf_counter()
-    lists = bm25_search(db, where.caller, queries, where.labels, where.k, where.session_id, when=where.when)
+    lists = bm25_search(
+        db, where.caller, queries, where.labels, where.k, where.session_id, when=where.when, properties=where.properties
+    )
     return lists, (time.perf_counter() - started) * 1000
 
 

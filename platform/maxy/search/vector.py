@@ -15,6 +15,7 @@ from ..graph.allowlist import ALL_LABELS, quote
 from ..graph.guards import Caller, Guard, both, node_guard
 from ..graph.validity import event_time
 from ..logs import log_line
+from .graph_expansion import properties_of, visible
 from .hits import Hit
 from .indexes import index_name_ok, session_filtered, vector_indexes
 from .session_filter import session_clause
@@ -36,9 +37,10 @@ def vector_search(
     session_id: str | None = None,
     *,
     when: Guard | None = None,
+    properties: bool = False,
 ) -> list[list[Hit]]:
     """One ranked list per query vector (every targeted index, merged by score); ``when``
-    narrows it further (the time filters)."""
+    narrows it further (the time filters); ``properties`` brings each hit's properties along."""
     vmap = vector_indexes(db)
     targets = [(label, vmap[label]) for label in sorted(vmap) if labels is None or label in labels]
     if not targets or not vectors:
@@ -54,15 +56,22 @@ def vector_search(
     memo = (caller.account_id, session_id or "")
     known_bad = [t for t in targets if _failing(t[1], *memo)]
     searchable = [t for t in targets if t not in known_bad]
-    rows, failed = _search(db, searchable, guard.clause, session_id, params, memo)
+    props = properties_of("n") if properties else "null"
+    rows, failed = _search(db, searchable, guard.clause, session_id, params, memo, props)
     for target in known_bad + failed:
         branches = _exact_branches(target, guard.clause, session_id)
-        rows += db.read_packed(_vector_query(branches, guard.clause, session_id), _COLUMNS, **params)
+        rows += db.read_packed(_vector_query(branches, guard.clause, session_id, props), _COLUMNS, **params)
     return _ranked_lists(rows)
 
 
 def _search(
-    db: Database, targets: list[Target], guard_clause: str, session_id: str | None, params: dict, memo: tuple[str, str]
+    db: Database,
+    targets: list[Target],
+    guard_clause: str,
+    session_id: str | None,
+    params: dict,
+    memo: tuple[str, str],
+    props: str,
 ) -> tuple[list, list[Target]]:
     """The filtered SEARCH over ``targets``; on a database error, index by index, returning the
     ones that fail for the exact scan."""
@@ -70,7 +79,7 @@ def _search(
         return [], []
     try:
         return db.read_packed(
-            _vector_query(_search_branches(targets, session_id), guard_clause, session_id), _COLUMNS, **params
+            _vector_query(_search_branches(targets, session_id), guard_clause, session_id, props), _COLUMNS, **params
         ), []
     except neo4j.exceptions.DatabaseError:
         pass
@@ -79,7 +88,9 @@ def _search(
     for target in targets:  # find which index fails; the others answer as usual
         try:
             rows += db.read_packed(
-                _vector_query(_search_branches([target], session_id), guard_clause, session_id), _COLUMNS, **params
+                _vector_query(_search_branches([target], session_id), guard_clause, session_id, props),
+                _COLUMNS,
+                **params,
             )
         except neo4j.exceptions.DatabaseError as err:
             _note_failure(target, err, memo)
@@ -113,6 +124,8 @@ def _ranked_lists(rows: list) -> list[list[Hit]]:
                 vector_score=_cosine(float(r["score"])),
                 valid_from=r["validFrom"],
                 happened=r["happened"],
+                properties={} if r["props"] is None else visible(r["props"]),
+                loaded=r["props"] is not None,
             )
         )
     out = []
@@ -182,18 +195,18 @@ def _exact_branches(target: Target, guard_clause: str, session_id: str | None) -
     ]
 
 
-def _vector_query(branches: list[str], guard_clause: str, session_id: str | None) -> str:
+def _vector_query(branches: list[str], guard_clause: str, session_id: str | None, props: str) -> str:
     return f"""
         CYPHER 25
         UNWIND range(0, size($vecs) - 1) AS qi
         WITH qi, {{vec: $vecs[qi]}} AS q
         CALL (q) {{ {" UNION ALL ".join(branches)} }}
         WITH qi, via, n, score WHERE {guard_clause} {session_clause(session_id)}
-        RETURN collect([qi, n.nodeId, labels(n), score, n.validFrom, {event_time("n")}]) AS rows
+        RETURN collect([qi, n.nodeId, labels(n), score, n.validFrom, {event_time("n")}, {props}]) AS rows
     """
 
 
-_COLUMNS = ("qi", "id", "labels", "score", "validFrom", "happened")
+_COLUMNS = ("qi", "id", "labels", "score", "validFrom", "happened", "props")
 
 
 def _cosine(index_score: float) -> float:
