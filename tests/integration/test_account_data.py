@@ -315,3 +315,20 @@ def test_any_storable_properties_come_back_exactly(db, account, data_root, tmp_p
     for was, now in zip(before[0], after[0], strict=True):
         assert {k: type(v) for k, v in now["props"].items()} == {k: type(v) for k, v in was["props"].items()}
     purge_account(db, acc)
+
+
+def test_an_import_larger_than_a_batch_writes_every_relationships_ends_first(
+    db, embedder, filled, data_root, tmp_path, monkeypatch
+):
+    acc = filled.account_id
+    path = tmp_path / "account.jsonl"
+    _export(db, data_root, acc, path, with_vectors=True)
+    before = _graph(db, acc)
+    # a batch size that leaves some nodes pending when the first batch of relationships is full
+    batch = next(b for b in (2, 3, 4, 5) if len(before[0]) % b)
+    assert len(before[1]) >= batch
+    delete_account(db, data_root, acc, active_account_id=None, purge_now=True, confirmed=True)
+    monkeypatch.setattr(importing, "BATCH", batch)
+    result = import_account(db, data_root, path)
+    assert (result.nodes, result.relationships) == (len(before[0]), len(before[1]))
+    assert _graph(db, acc) == before

@@ -275,6 +275,8 @@ def _write(db: Database, plan: ImportPlan, keep_vectors: bool) -> None:
                 }
             )
             if len(rels) >= BATCH:
+                _write_nodes(db, plan.account_id, nodes)  # the ends of these relationships first
+                nodes = []
                 _write_relationships(db, plan.account_id, rels)
                 rels = []
     _write_nodes(db, plan.account_id, nodes)
