@@ -23,18 +23,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from .summarize import STOP_WORDS
+
 DIMENSIONS = 2048
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*[a-z0-9]")
-_STOP = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have having he
-    her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
-    not now of off on once only or other our ours ourselves out over own same she should so some such than that
-    the their theirs them themselves then there these they this those through to too under until up very was we
-    were what when where which while who whom why will with would you your yours yourself yourselves may might
-    must shall one two use used using via per""".split()
-)
 _SUFFIXES = ("ies", "ing", "ed", "es", "s")
 
 
@@ -50,7 +43,7 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """The stemmed content words of ``text``, in order, repeats kept."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOP]
+    return [stem(w) for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOP_WORDS]
 
 
 @lru_cache(maxsize=65536)

@@ -40,7 +40,7 @@ LLM_INPUT_CHARS = 24_000
 LLM_OUTPUT_CHARS = 800
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]+")
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before being below
     between both but by can could did do does doing down during each few for from further had has have having he
     her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
@@ -73,7 +73,7 @@ def _truncate(text: str, max_chars: int) -> str:
 
 
 def _terms(sentence: str) -> set[str]:
-    return {w for w in _WORD.findall(sentence.lower()) if w not in _STOP and len(w) > 2}
+    return {w for w in _WORD.findall(sentence.lower()) if w not in STOP_WORDS and len(w) > 2}
 
 
 def _overlap_degree(i: int, terms: list[set[str]]) -> float:
