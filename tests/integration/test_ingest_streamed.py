@@ -79,21 +79,53 @@ def test_streamed_document_is_seen_whole_old_or_whole_new(db, account, writer, t
     real_commit = GraphWriter.commit
 
     def slow_commit(self, write, **kwargs):
-        time.sleep(0.15)  # widen the window between transactions so the reader lands in it
+        # each transaction waits for the reader to finish one more read (however slow the
+        # machine), so the reader lands between every two of them
+        start, deadline = len(reads), time.monotonic() + 30
+        while len(reads) <= start and time.monotonic() < deadline:
+            time.sleep(0.01)
         return real_commit(self, write, **kwargs)
 
+    reads: list[float] = []
+
     monkeypatch.setattr(GraphWriter, "commit", slow_commit)
+    # Neo4j reads committed data as a query goes: a read running while the final switch commits
+    # may count parts of both versions (docs/ingest.md). The switch's window is recorded, and
+    # only reads that lie wholly outside it must see one version whole.
+    switch: list[float] = []
+    real_write_tx = db.write_tx
+
+    def timed_write_tx(work):
+        is_switch = work.__qualname__.startswith("_flip.")
+        if is_switch:
+            switch.append(time.monotonic())
+        try:
+            return real_write_tx(work)
+        finally:
+            if is_switch:
+                switch.append(time.monotonic())
+
+    monkeypatch.setattr(db, "write_tx", timed_write_tx)
     seen: list[tuple[str | None, int, int]] = []
     during: list[int] = []
     stop = threading.Event()
 
     searched: list[int] = []
 
+    def across_switch(started: float) -> bool:
+        return len(switch) == 1 or (len(switch) == 2 and started <= switch[1] and time.monotonic() >= switch[0])
+
     def reader() -> None:
         while not stop.is_set():
-            seen.append(visible(db, caller, "big"))
+            started = time.monotonic()
+            view = visible(db, caller, "big")
+            if not across_switch(started):
+                seen.append(view)
+            started = time.monotonic()
             [hits] = bm25_search(db, caller, ["zebrafish"], ["Chunk"], 500)
-            searched.append(len(hits))
+            if not across_switch(started):
+                searched.append(len(hits))
+            reads.append(started)
 
     progress: list[tuple[int, int]] = []
 
