@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import time
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
+
+import neo4j
 
 from .db import Database
 from .errors import SchemaError
@@ -24,9 +27,12 @@ def schema_text() -> str:
 def statements(dimensions: int, text: str | None = None) -> list[str]:
     if not isinstance(dimensions, int) or isinstance(dimensions, bool) or not 1 <= dimensions <= 4096:
         raise SchemaError(f"EMBED_DIMENSIONS must be an integer between 1 and 4096, got {dimensions!r}")
-    body = "\n".join(line for line in (text or schema_text()).splitlines() if not line.strip().startswith("//"))
-    body = body.replace(PLACEHOLDER, str(dimensions))
+    body = _without_comments(text).replace(PLACEHOLDER, str(dimensions))
     return [s.strip() for s in body.split(";") if s.strip()]
+
+
+def _without_comments(text: str | None) -> str:
+    return "\n".join(line for line in (text or schema_text()).splitlines() if not line.strip().startswith("//"))
 
 
 def expected_vector_indexes(text: str | None = None) -> dict[str, str]:
@@ -34,13 +40,43 @@ def expected_vector_indexes(text: str | None = None) -> dict[str, str]:
     return {name: spec["label"] for name, spec in declared_vector_indexes(text).items()}
 
 
+# Vector index settings that decide how an index is built, by their key in OPTIONS and SHOW
+# INDEXES -> the IndexInfo field holding the live value. A declared one the live index does not
+# have makes apply_schema rebuild the index (IF NOT EXISTS would keep the old one); one left
+# undeclared takes the server's default and is not compared.
+VECTOR_SETTINGS = {
+    "vector.quantization.type": "quantization",
+    "vector.hnsw.m": "hnsw_m",
+    "vector.hnsw.ef_construction": "hnsw_ef_construction",
+}
+_SETTING = re.compile(r"`(vector\.[\w.]+)`:\s*('?)([\w.]+)\2")
+
+
+def _upper(value: Any) -> str | None:
+    return None if value is None else str(value).upper()  # Neo4j takes 'none', reports 'NONE'
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
 def declared_vector_indexes(text: str | None = None) -> dict[str, dict[str, Any]]:
-    """Index name -> label and indexed properties (the vector property, then filter properties)."""
-    pattern = re.compile(r"CREATE VECTOR INDEX (\w+) IF NOT EXISTS FOR \(n:(\w+)\) ON n\.(\w+)(?: WITH \[([^\]]*)\])?")
+    """Index name -> label, indexed properties (the vector property, then filter properties) and
+    the declared build settings (``quantization``, ``hnsw_m``, ``hnsw_ef_construction``: None
+    where the file leaves Neo4j's default)."""
+    pattern = re.compile(
+        r"CREATE VECTOR INDEX (\w+) IF NOT EXISTS FOR \(n:(\w+)\) ON n\.(\w+)(?:\s+WITH \[([^\]]*)\])?([^;]*)"
+    )
     out = {}
-    for m in pattern.finditer(text or schema_text()):
+    for m in pattern.finditer(_without_comments(text)):
         extra = [p.strip().removeprefix("n.") for p in (m.group(4) or "").split(",") if p.strip()]
-        out[m.group(1)] = {"label": m.group(2), "properties": [m.group(3), *extra]}
+        spec: dict[str, Any] = {"label": m.group(2), "properties": [m.group(3), *extra]}
+        spec.update(dict.fromkeys(VECTOR_SETTINGS.values()))
+        for key, _, value in _SETTING.findall(m.group(5)):
+            if key in VECTOR_SETTINGS:
+                field = VECTOR_SETTINGS[key]
+                spec[field] = _upper(value) if field == "quantization" else _int(value)
+        out[m.group(1)] = spec
     return out
 
 
@@ -67,6 +103,9 @@ class IndexInfo:
     dimensions: int | None
     population_percent: float | None
     analyzer: str | None = None
+    quantization: str | None = None  # vector.quantization.type: NONE, SCALAR or BINARY
+    hnsw_m: int | None = None
+    hnsw_ef_construction: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -76,6 +115,7 @@ class IndexInfo:
             "labels": self.labels,
             "properties": self.properties,
             "dimensions": self.dimensions,
+            "quantization": self.quantization,
             "populationPercent": self.population_percent,
         }
 
@@ -99,6 +139,9 @@ def list_indexes(db: Database) -> list[IndexInfo]:
                 int(dims) if dims is not None else None,
                 r.get("populationPercent"),
                 config.get("fulltext.analyzer"),
+                _upper(config.get("vector.quantization.type")),
+                _int(config.get("vector.hnsw.m")),
+                _int(config.get("vector.hnsw.ef_construction")),
             )
         )
     return out
@@ -223,27 +266,60 @@ def _drop_wrong_dimensions(db: Database, bad: list[IndexInfo]) -> list[str]:
     return dropped
 
 
-def _fulltext_differs(have: IndexInfo, want: dict[str, Any]) -> bool:
-    return bool(
-        sorted(have.labels) != want["labels"]
-        or have.properties != want["properties"]
-        or (want["analyzer"] and have.analyzer != want["analyzer"])
-    )
+def _list_change(what: str, have: list[str], want: list[str]) -> str:
+    """``properties +title -body`` (or ``properties order``): how a live list differs from the file's."""
+    change = [f"+{p}" for p in want if p not in have] + [f"-{p}" for p in have if p not in want]
+    return " ".join([what, *(change or ["order"])])
 
 
-def _drifted(existing: dict[str, IndexInfo], text: str | None, dropped: list[str]) -> list[str]:
-    """Declared indexes, not dropped yet, whose live definition differs from the file: the
-    vector indexes first, then the full-text ones, each in file order."""
-    names = []
+def _vector_differences(have: IndexInfo, want: dict[str, Any]) -> list[str]:
+    out = []
+    if have.properties != want["properties"]:
+        out.append(_list_change("properties", have.properties, want["properties"]))
+    for key, field in VECTOR_SETTINGS.items():
+        declared, live = want[field], getattr(have, field)
+        # A server that does not report the key does not know it: a rebuild could not change it.
+        if declared is not None and live is not None and live != declared:
+            out.append(f"{key.removeprefix('vector.')} {live} -> {declared}")
+    return out
+
+
+def _fulltext_differences(have: IndexInfo, want: dict[str, Any]) -> list[str]:
+    out = []
+    if sorted(have.labels) != want["labels"]:
+        out.append(_list_change("labels", sorted(have.labels), want["labels"]))
+    if have.properties != want["properties"]:
+        out.append(_list_change("properties", have.properties, want["properties"]))
+    if want["analyzer"] and have.analyzer != want["analyzer"]:
+        out.append(f"analyzer {have.analyzer} -> {want['analyzer']}")
+    return out
+
+
+def _drifted(existing: dict[str, IndexInfo], text: str | None, dropped: list[str]) -> dict[str, str]:
+    """Declared indexes, not dropped yet, whose live definition differs from the file, each with
+    how it differs: the vector indexes first, then the full-text ones, each in file order."""
+    reasons = {}
     for name, want in declared_vector_indexes(text).items():
         have = existing.get(name)
-        if have is not None and name not in dropped and have.properties != want["properties"]:
-            names.append(name)
+        if have is not None and name not in dropped and (diff := _vector_differences(have, want)):
+            reasons[name] = "; ".join(diff)
     for name, want in expected_fulltext_indexes(text).items():
         have = existing.get(name)
-        if have is not None and _fulltext_differs(have, want):
-            names.append(name)
-    return names
+        if have is not None and (diff := _fulltext_differences(have, want)):
+            reasons[name] = "; ".join(diff)
+    return reasons
+
+
+def _rebuild(db: Database, index: IndexInfo, reason: str) -> None:
+    """Drop a drifted index for the CREATE that follows; a vector index is rebuilt from the
+    vectors stored on its nodes (nothing is re-embedded), which takes a while on a large label."""
+    fields: dict[str, Any] = {"index": index.name, "reason": reason}
+    if index.type == "VECTOR" and len(index.labels) == 1:
+        # the count store: instant, and tells the operator how long the wait below will be
+        rows = db.read(f"MATCH (n:{_quote_name(index.labels[0])}) RETURN count(n) AS nodes")
+        fields["nodes"] = rows[0]["nodes"] if rows else 0
+    log_line("schema", "rebuild", level=logging.WARNING, **fields)
+    db.write(f"DROP INDEX {_quote_name(index.name)} IF EXISTS")
 
 
 def _clear_all_vectors(db: Database, text: str | None) -> None:
@@ -259,14 +335,23 @@ def _create_and_wait(db: Database, stmts: list[str], wait_seconds: int) -> tuple
     before = {i.name for i in list_indexes(db)}
     for stmt in stmts:
         db.write(stmt)
-    db.write(f"CALL db.awaitIndexes({int(wait_seconds)})", timeout_=wait_seconds + 30)  # past NEO4J_QUERY_TIMEOUT_S
+    try:
+        db.write(f"CALL db.awaitIndexes({int(wait_seconds)})", timeout_=wait_seconds + 30)  # past NEO4J_QUERY_TIMEOUT_S
+    except neo4j.exceptions.ClientError as err:
+        # Its own timeout (a rebuild of many vectors): say which indexes, as below, not the raw error.
+        if "awaitIndexes" not in (err.message or ""):
+            raise
     indexes = list_indexes(db)
-    not_online = [i.name for i in indexes if i.state != "ONLINE"]
+    not_online = [i for i in indexes if i.state != "ONLINE"]
     if not_online:
-        raise SchemaError(
-            f"index(es) not online after {wait_seconds}s: {', '.join(not_online)}; "
-            "check `maxy neo4j logs` and re-run `maxy schema apply`"
+        names = ", ".join(f"{i.name} ({i.state} {i.population_percent or 0:.0f}%)" for i in not_online)
+        remedy = (
+            "they are still being built (a vector index reads every stored vector of its label); "
+            "re-run `maxy schema apply` to wait for them"
+            if all(i.state == "POPULATING" for i in not_online)
+            else "check `maxy neo4j logs` and re-run `maxy schema apply`"
         )
+        raise SchemaError(f"index(es) not online after {wait_seconds}s: {names}; {remedy}")
     return indexes, sorted({i.name for i in indexes} - before)
 
 
@@ -297,11 +382,13 @@ def apply_schema(
     model_changed = _model_changed(db, embedder_name, embedder, recreate_vector_indexes)
     dropped = _drop_wrong_dimensions(db, bad)
     # An index whose definition drifted from the file is rebuilt (IF NOT EXISTS would keep the
-    # old one): a full-text index missing labels silently hides them from BM25, and a vector
-    # index without its filter property cannot serve the account-filtered SEARCH.
+    # old one): a full-text index missing labels silently hides them from BM25, a vector index
+    # without its filter property cannot serve the account-filtered SEARCH, and one with another
+    # quantization than declared loses recall (a database made before the schema declared it).
     existing = {i.name: i for i in list_indexes(db)}
-    for name in _drifted(existing, text, dropped):
-        db.write(f"DROP INDEX {_quote_name(name)} IF EXISTS")
+    rebuilt = _drifted(existing, text, dropped)
+    for name, reason in rebuilt.items():
+        _rebuild(db, existing[name], reason)
         dropped.append(name)
     if model_changed:  # same dimensions, other model: keep the indexes, drop every vector
         _clear_all_vectors(db, text)
@@ -313,6 +400,7 @@ def apply_schema(
         "statements": len(stmts),
         "created": created,
         "dropped": dropped,
+        "rebuilt": rebuilt,
         "vectorIndexes": sum(1 for i in indexes if i.type == "VECTOR"),
         "fulltext": any(i.name == FULLTEXT_INDEX and i.state == "ONLINE" for i in indexes),
         "modelChanged": model_changed,
@@ -324,6 +412,7 @@ def apply_schema(
         dimensions=dimensions,
         created=len(created),
         dropped=len(dropped),
+        rebuilt=len(rebuilt),
         vector=summary["vectorIndexes"],
         fulltext=summary["fulltext"],
         ms=summary["ms"],
