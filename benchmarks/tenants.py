@@ -13,8 +13,10 @@ One run, on a database of its own (the figures "alone" need a database without t
    primitive; benchmarks/_synthetic.py). The build is resumable: a full account is skipped, a
    partly written one is emptied and written again. At each ``--checkpoints`` count of small
    tenants the small tenant's latency is measured again.
-3. Measured "beside" the tenants: the same SciFact figures, the small tenant's latency and the
-   large tenant's.
+3. Measured "beside" the tenants: the same SciFact figures, then the default fusion and BM25
+   alone once more with BM25 ranked by the index's statistics instead of the account's own
+   (``MAXY_BM25_STATS=index``: the baseline of the per-account ranking, in the same run), the
+   small tenant's latency and the large tenant's.
 
 Latency per query (``--queries`` SciFact claims, p50 / p95): the whole pipeline (limit 10, one
 hop, query embedding included), then the bare calls at the pipeline's depth without the
@@ -144,12 +146,24 @@ def latency(db, embedder, account_id: str, queries: list[str], vectors: list[lis
     return out
 
 
+# SciFact's runs: the default fusion, BM25 alone and vector alone, then the first two again with
+# BM25 ranked by the index's statistics (Lucene's, shared by every account) instead of the
+# account's own. Alone, SciFact is the whole index and the two are the same ranking.
+RUNS = {
+    "weighted": {"fusion": "weighted"},
+    "bm25": {"fusion": "bm25"},
+    "vector": {"fusion": "vector"},
+    "weighted/index": {"fusion": "weighted", "bm25_stats": "index"},
+    "bm25/index": {"fusion": "bm25", "bm25_stats": "index"},
+}
+
+
 def scifact(db, embedder, data, account) -> dict:
-    """SciFact dev figures with the default fusion, BM25 alone and vector alone."""
+    """SciFact dev figures for each of ``RUNS``."""
     out = {}
-    for fusion in ("weighted", "bm25", "vector"):
-        result = run_queries(db, embedder, data, account, config=BASELINE.with_(fusion=fusion))
-        out[fusion] = {k: result[k] for k in ("ndcg@10", "recall@100", "p50_ms", "p95_ms")}
+    for name, knobs in RUNS.items():
+        result = run_queries(db, embedder, data, account, config=BASELINE.with_(**knobs))
+        out[name] = {k: result[k] for k in ("ndcg@10", "recall@100", "p50_ms", "p95_ms")}
     return out
 
 
@@ -324,12 +338,11 @@ def print_report(report: dict) -> None:
     print(f"{report['tenants']} small tenants of {report['tenant_size']} chunks, one of {report['large']}")
     if beside["scifact"]:
         print("SciFact dev          nDCG@10 / Recall@100 alone   beside            nDCG@10 change (points)")
-        for fusion in ("weighted", "bm25", "vector"):
-            b = beside["scifact"][fusion]
-            a = (alone.get("scifact") or {}).get(fusion)
+        for fusion, b in beside["scifact"].items():
+            a = (alone.get("scifact") or {}).get(fusion.split("/")[0])
             before = f"{a['ndcg@10']:.4f} / {a['recall@100']:.4f}" if a else "-" * 15
             delta = f"{100 * (b['ndcg@10'] - a['ndcg@10']):+.2f}" if a else "-"
-            print(f"  {fusion:9}          {before}         {b['ndcg@10']:.4f} / {b['recall@100']:.4f}   {delta}")
+            print(f"  {fusion:14}     {before}         {b['ndcg@10']:.4f} / {b['recall@100']:.4f}   {delta}")
     rows = [("alone", alone["small_chunks"], alone["small"])] if "small" in alone else []
     rows += [(f"{c['small_tenants']} small", c["chunks"], c["small"]) for c in report["checkpoints"]]
     rows.append(("all", beside["chunks"], beside["small"]))

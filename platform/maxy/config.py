@@ -122,6 +122,9 @@ class Settings(BaseSettings):
     MAXY_GS_BOOSTS: bool = False
     MAXY_GS_DEDUP: bool = False
     MAXY_GS_HYDE: bool = False
+    # Whose statistics BM25 ranks by: "account" (an account's own when it is a minority of the
+    # index) or "index" (Lucene's, shared by every account)
+    MAXY_BM25_STATS: str = "account"
 
     @field_validator("ALLOWED_SCOPES", "KNOWLEDGE_KEYWORDS", mode="before")
     @classmethod
@@ -272,6 +275,13 @@ class Settings(BaseSettings):
             raise ValueError(f"{str(value)!r} is a file, not a folder")
         return value
 
+    @field_validator("MAXY_BM25_STATS")
+    @classmethod
+    def _bm25_stats(cls, value: str) -> str:
+        if value.strip().lower() not in ("account", "index"):
+            raise ValueError(f"{value!r} is not account or index")
+        return value.strip().lower()
+
     @field_validator("LOG_LEVEL")
     @classmethod
     def _log_level(cls, value: str | None) -> str | None:
@@ -349,6 +359,7 @@ FIXES: dict[str, str] = {
     "MAXY_CHUNK_TARGET_CHARS": "set it to a number of characters, e.g. 1200, or unset it",
     "MAXY_CHUNK_MAX_CHARS": "set it to a number of characters, e.g. 1500, or unset it",
     "LOG_LEVEL": f"set it to one of {', '.join(LOG_LEVELS)}, or unset it",
+    "MAXY_BM25_STATS": "set it to account (each account's own statistics, the default) or index",
 }
 
 # What pydantic's own errors mean, in the words of a setting's value; a bound reads as its fix.

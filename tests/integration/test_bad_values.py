@@ -73,6 +73,7 @@ SETTINGS: dict[str, tuple[str, list[str], int]] = {
     "MAXY_GS_BOOSTS": ("on-ish", CHEAP, 2),
     "MAXY_GS_DEDUP": ("-", CHEAP, 2),
     "MAXY_GS_HYDE": ("hyde", CHEAP, 2),
+    "MAXY_BM25_STATS": ("global", CHEAP, 2),
 }
 
 # (command, option) -> (arguments after the command, exit code). "<tmp>" is a scratch folder.

@@ -1,5 +1,6 @@
 """The BM25 path: the ``entity_search`` full-text index, the account required inside Lucene,
-then the guard layers."""
+then the guard layers; an account that is a minority of the index is ranked by its own
+statistics (``account_bm25``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from ..db import Database
 from ..graph.guards import Caller, Guard, both, node_guard
 from ..graph.validity import event_time
 from ..schema import FULLTEXT_INDEX
+from .account_bm25 import account_corpus, rescore
 from .graph_expansion import properties_of, visible
 from .hits import Hit
 from .lucene import build_query
@@ -25,13 +27,17 @@ def bm25_search(
     *,
     when: Guard | None = None,
     properties: bool = False,
+    account_stats: bool = True,
 ) -> list[list[Hit]]:
     """One ranked list per query text (a text with no searchable term gives none); ``when``
-    narrows it further (the time filters); ``properties`` brings each hit's properties along."""
+    narrows it further (the time filters); ``properties`` brings each hit's properties along.
+    ``account_stats``: rank by the account's own BM25 statistics when it is a minority of the
+    index (they need the hits' texts, so the properties come along then); else Lucene's."""
     out: list[list[Hit]] = []
     guard = both(node_guard(caller, "n"), when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
-    props = properties_of("n") if properties else "null"
+    corpus = account_corpus(db, caller.account_id) if account_stats else None
+    props = properties_of("n") if properties or corpus else "null"
     for qi, text in enumerate(texts):
         lucene = build_query(text, account_id=caller.account_id)
         if lucene is None:
@@ -51,19 +57,18 @@ def bm25_search(
         )
         rows.sort(key=lambda r: -r["score"])  # the index's order already; ties keep it
         name = f"bm25:{qi}"
-        out.append(
-            [
-                Hit(
-                    r["id"],
-                    [x for x in r["labels"] if x != "Node"],
-                    bm25_raw=float(r["score"]),
-                    ranks={name: i},
-                    valid_from=r["validFrom"],
-                    happened=r["happened"],
-                    properties={} if r["props"] is None else visible(r["props"]),
-                    loaded=r["props"] is not None,
-                )
-                for i, r in enumerate(rows, start=1)
-            ]
-        )
+        hits = [
+            Hit(
+                r["id"],
+                [x for x in r["labels"] if x != "Node"],
+                bm25_raw=float(r["score"]),
+                ranks={name: i},
+                valid_from=r["validFrom"],
+                happened=r["happened"],
+                properties={} if r["props"] is None else visible(r["props"]),
+                loaded=r["props"] is not None,
+            )
+            for i, r in enumerate(rows, start=1)
+        ]
+        out.append(hits if corpus is None else rescore(db, caller.account_id, corpus, text, hits, name))
     return out

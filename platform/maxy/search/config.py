@@ -17,6 +17,7 @@ from .fusion import RRF_K, VECTOR_NORMS
 
 Fusion = Literal["weighted", "rrf", "vector", "bm25"]
 FUSIONS: tuple[str, ...] = ("weighted", "rrf", "vector", "bm25")
+BM25_STATS: tuple[str, ...] = ("account", "index")
 MAX_SUBSCRIPTIONS = 5  # keyword subscriptions searched per query
 MAX_CANDIDATES = 1_000
 
@@ -32,6 +33,9 @@ class SearchConfig:
     # paraphrases (LoCoMo facts R@10 84.3 -> 85.1); messages keep 100 (MESSAGE_SEARCH).
     candidate_k: int = 150
     rrf_k: int = RRF_K
+    # Whose statistics BM25 ranks by: "account" (the account's own when it is a minority of the
+    # index, account_bm25.py) or "index" (Lucene's, over every account).
+    bm25_stats: str = "account"
     route: bool = False  # ROUTE: the retrievalClass picks labels, weights and fusion
     expansion: bool = False  # EXPAND: LLM paraphrases of the query (needs ``llm``)
     hyde: bool = False  # HyDE: hypothetical answers on the vector path (needs ``llm``)
@@ -46,6 +50,8 @@ class SearchConfig:
         weight = self.vector_weight
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
             raise ValidationError("vectorWeight", "a number between 0 and 1")
+        if self.bm25_stats not in BM25_STATS:
+            raise ValidationError("bm25Stats", f"one of {', '.join(BM25_STATS)}")
         if self.vector_norm is not None and self.vector_norm not in VECTOR_NORMS:
             raise ValidationError("vectorNorm", f"one of {', '.join(VECTOR_NORMS)}")
         for name in ("candidate_k", "rrf_k"):
@@ -69,6 +75,7 @@ class SearchConfig:
             boosts=base.boosts or settings.MAXY_GS_BOOSTS,
             dedup=base.dedup or settings.MAXY_GS_DEDUP,
             keywords=base.keywords or subscribed_keywords(settings.KNOWLEDGE_KEYWORDS),
+            bm25_stats=settings.MAXY_BM25_STATS if base.bm25_stats == "account" else base.bm25_stats,
             llm=settings,
         )
 

@@ -66,7 +66,7 @@ def retrieve(
     run: SearchRun,
 ) -> Candidates:
     use_vector, use_bm25 = _paths(db, plan, embedder, run)
-    pending = _pool.submit(_timed_bm25, db, where, queries) if use_bm25 else None
+    pending = _pool.submit(_timed_bm25, db, where, queries, config.bm25_stats) if use_bm25 else None
     named = _pool.submit(exact_hits, db, where.caller, where.labels, where.when, queries[0])
     vector_lists: list[list[Hit]] = []
     blank = 0.0
@@ -130,11 +130,19 @@ def _vector_path(
     return lists, blank, True
 
 
-def _timed_bm25(db: Database, where: Where, queries: list[str]) -> tuple[list[list[Hit]], float]:
+def _timed_bm25(db: Database, where: Where, queries: list[str], stats: str) -> tuple[list[list[Hit]], float]:
     """The BM25 lists and the milliseconds the path itself took (it runs beside the vector path)."""
     started = time.perf_counter()
     lists = bm25_search(
-        db, where.caller, queries, where.labels, where.k, where.session_id, when=where.when, properties=where.properties
+        db,
+        where.caller,
+        queries,
+        where.labels,
+        where.k,
+        where.session_id,
+        when=where.when,
+        properties=where.properties,
+        account_stats=stats == "account",
     )
     return lists, (time.perf_counter() - started) * 1000
 

@@ -1,0 +1,223 @@
+"""BM25 by the account's own statistics: a tenant's keyword ranking, whatever the others write.
+
+Lucene keeps one set of BM25 statistics per index: how many documents hold a word, and how
+long a document is on average, are counted over every account's nodes. The account clause of
+the query selects among the hits but does not change how they score, so a small account's
+ranking moves with what the others write (a word common in theirs looks common in its own).
+
+When an account holds less than ``SHARE`` of the index's nodes, its full-text hits are scored
+again with BM25 over its own statistics: the document frequency of each query word among the
+account's nodes (counted by the index itself, with the account required), the account's node
+count, and its average text length (from a sample of its nodes). A hit's text is the string
+values ``relevance.hit_text`` reads; its words are matched to the query's by their Porter
+stems, as the index's English analyzer stems them. An account that holds at least ``SHARE``
+of the index ranks by Lucene's figures, which are then mostly its own.
+
+The statistics are cached for ``TTL_S`` seconds per database and account, so a search pays for
+the counts of a word once in that time; they may lag a write by as much (they weigh words,
+they never decide what is visible: the guards filter the hits as before).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+from ..db import Database
+from ..graph.allowlist import RESERVED_PROPERTIES
+from ..schema import FULLTEXT_INDEX
+from .hits import Hit
+from .lucene import MAX_TERMS, STOP_WORDS, escape_lucene
+from .relevance import hit_text
+
+SHARE = 0.5  # below this share of the index's nodes, an account ranks by its own statistics
+TTL_S = 300.0  # how long counted statistics are reused
+SAMPLE = 1000  # nodes read for an account's average text length
+K1, B = 1.2, 0.75  # Lucene's BM25 defaults
+_WORD = re.compile(r"\w+")  # letters, digits and "_", as the standard tokenizer keeps "cell_type" whole
+_MAX_ENTRIES = 200_000
+
+_porter = snowballstemmer.stemmer("porter")
+_stem_lock = threading.Lock()
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """The Porter stem of a lower-cased word (the stemmer object is not thread-safe)."""
+    with _stem_lock:
+        return str(_porter.stemWord(word))
+
+
+def query_stems(text: str) -> dict[str, str]:
+    """The query's searchable words (lower-cased, no stop words, at most ``MAX_TERMS``) by stem."""
+    out: dict[str, str] = {}
+    for word in _WORD.findall(text.lower()):
+        if word not in STOP_WORDS:
+            out.setdefault(stem(word), word)
+    return dict(list(out.items())[:MAX_TERMS])
+
+
+def length(text: str) -> int:
+    """A text's length in space-separated pieces (as the sample counts it in Cypher)."""
+    return len(text.split(" ")) if text else 0
+
+
+class _Expiring:
+    """A thread-safe map whose entries are forgotten ``TTL_S`` seconds after they were set."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: dict[tuple, tuple[float, object]] = {}
+
+    def get(self, key: tuple) -> object | None:
+        with self._lock:
+            item = self._items.get(key)
+        if item is None or item[0] < time.monotonic():
+            return None
+        return item[1]
+
+    def put(self, key: tuple, value: object) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if len(self._items) >= _MAX_ENTRIES:
+                self._items = {k: v for k, v in self._items.items() if v[0] >= now}
+                if len(self._items) >= _MAX_ENTRIES:
+                    self._items.clear()
+            self._items[key] = (now + TTL_S, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_cache = _Expiring()
+
+
+def forget() -> None:
+    """Drop every cached statistic (tests, and after a bulk change an operator wants seen now)."""
+    _cache.clear()
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """One account's size in the index and its average text length."""
+
+    documents: int
+    average_length: float
+
+
+def account_corpus(db: Database, account_id: str) -> Corpus | None:
+    """The account's statistics when it holds less than ``SHARE`` of the index's nodes, else None."""
+    key = ("corpus", db.uri, db.database, account_id)
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached if isinstance(cached, Corpus) else None
+    row = db.read(
+        """
+        CALL () { MATCH (n:Node {accountId: $a}) RETURN count(n) AS mine }
+        CALL () { MATCH (m:Node) RETURN count(m) AS total }
+        CALL (mine, total) {
+          WITH mine, total WHERE mine > 0 AND mine < $share * total
+          CALL db.index.fulltext.queryNodes($index, 'accountId:"' + $escaped + '"', {limit: $sample}) YIELD node
+          RETURN avg(reduce(s = 0, k IN keys(node) |
+                   s + CASE WHEN NOT k IN $reserved AND node[k] IS :: STRING THEN size(split(node[k], ' ')) ELSE 0 END))
+                 AS average
+        }
+        RETURN mine, total, average
+        """,
+        a=account_id,
+        share=SHARE,
+        index=FULLTEXT_INDEX,
+        escaped=escape_lucene(account_id),
+        sample=SAMPLE,
+        reserved=sorted(RESERVED_PROPERTIES),
+    )
+    corpus = None
+    if row and row[0]["average"] is not None:
+        corpus = Corpus(int(row[0]["mine"]), max(float(row[0]["average"]), 1.0))
+    _cache.put(key, corpus or False)  # False: counted, and the index's statistics apply
+    return corpus
+
+
+def document_frequencies(db: Database, account_id: str, stems: dict[str, str]) -> dict[str, int]:
+    """How many of the account's indexed nodes hold each stem (``stems``: stem -> a word of it),
+    counted by the full-text index with the account required; cached per stem."""
+    out: dict[str, int] = {}
+    missing: list[dict[str, str]] = []
+    for s, word in stems.items():
+        cached = _cache.get(("df", db.uri, db.database, account_id, s))
+        if isinstance(cached, int):
+            out[s] = cached
+        else:
+            missing.append({"stem": s, "q": f'+({escape_lucene(word)}) +accountId:"{escape_lucene(account_id)}"^0'})
+    if missing:
+        rows = db.read(
+            f"""
+            UNWIND $words AS w
+            CALL (w) {{
+              CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', w.q) YIELD node
+              RETURN count(node) AS df
+            }}
+            RETURN w.stem AS stem, df
+            """,
+            words=missing,
+        )
+        for r in rows:
+            out[r["stem"]] = int(r["df"])
+            _cache.put(("df", db.uri, db.database, account_id, r["stem"]), int(r["df"]))
+    return out
+
+
+def idf(documents: int, frequency: int) -> float:
+    """Lucene's BM25 inverse document frequency."""
+    return math.log(1.0 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
+class Scorer:
+    """BM25 of one query over texts, with the account's statistics."""
+
+    def __init__(self, corpus: Corpus, frequencies: dict[str, int]):
+        self.weights = {s: idf(corpus.documents, min(df, corpus.documents)) for s, df in frequencies.items() if df}
+        self.average = corpus.average_length
+        # The words starting like a query stem, each checked against the stem after. Porter only
+        # changes a stem's last letter ("studi" for "studying", "fli" for "fly"), so all but
+        # that letter is a prefix of every word of the stem; the text's words are never all stemmed.
+        prefixes = sorted({s[: min(len(s), max(2, len(s) - 1))] for s in self.weights}, key=len, reverse=True)
+        alternatives = "|".join(map(re.escape, prefixes))
+        self._pattern = re.compile(rf"\b(?:{alternatives})\w*") if prefixes else None
+
+    def score(self, text: str) -> float:
+        if self._pattern is None or not text:
+            return 0.0
+        counts: dict[str, int] = {}
+        for word in self._pattern.findall(text.lower()):
+            s = stem(word)
+            if s in self.weights:
+                counts[s] = counts.get(s, 0) + 1
+        if not counts:
+            return 0.0
+        norm = K1 * (1.0 - B + B * length(text) / self.average)
+        return sum(self.weights[s] * tf / (tf + norm) for s, tf in counts.items())
+
+
+def rescore(db: Database, account_id: str, corpus: Corpus, query: str, hits: Sequence[Hit], name: str) -> list[Hit]:
+    """``hits`` (with their properties) ranked by the account's BM25 for ``query``: ``bm25_raw``
+    set to that score, the rank under ``name`` renumbered; ties keep the index's order."""
+    stems = query_stems(query)
+    scorer = Scorer(corpus, document_frequencies(db, account_id, stems))
+    scored = sorted(
+        ((scorer.score(hit_text(h.properties)), i, h) for i, h in enumerate(hits)), key=lambda t: (-t[0], t[1])
+    )
+    out = []
+    for rank, (score, _, hit) in enumerate(scored, start=1):
+        hit.bm25_raw = score
+        hit.ranks[name] = rank
+        out.append(hit)
+    return out
