@@ -46,14 +46,27 @@ def expected_vector_indexes(text: str | None = None) -> dict[str, str]:
 # undeclared takes the server's default and is not compared.
 VECTOR_SETTINGS = {
     "vector.quantization.type": "quantization",
+    "vector.quantization.enabled": "quantization",
     "vector.hnsw.m": "hnsw_m",
     "vector.hnsw.ef_construction": "hnsw_ef_construction",
 }
+_SHOWN = {"quantization": "quantization.type", "hnsw_m": "hnsw.m", "hnsw_ef_construction": "hnsw.ef_construction"}
 _SETTING = re.compile(r"`(vector\.[\w.]+)`:\s*('?)([\w.]+)\2")
 
 
 def _upper(value: Any) -> str | None:
     return None if value is None else str(value).upper()  # Neo4j takes 'none', reports 'NONE'
+
+
+def _quantization(kind: Any, enabled: Any) -> str | None:
+    """The quantization as ``vector.quantization.type`` names it (Neo4j 2026.06+); from the older
+    ``vector.quantization.enabled`` (every version Maxy supports takes it): false is NONE, true
+    some quantization ("ENABLED", which differs from NONE)."""
+    if kind is not None:
+        return _upper(kind)
+    if enabled is None:
+        return None
+    return "NONE" if str(enabled).lower() == "false" else "ENABLED"
 
 
 def _int(value: Any) -> int | None:
@@ -72,10 +85,13 @@ def declared_vector_indexes(text: str | None = None) -> dict[str, dict[str, Any]
         extra = [p.strip().removeprefix("n.") for p in (m.group(4) or "").split(",") if p.strip()]
         spec: dict[str, Any] = {"label": m.group(2), "properties": [m.group(3), *extra]}
         spec.update(dict.fromkeys(VECTOR_SETTINGS.values()))
-        for key, _, value in _SETTING.findall(m.group(5)):
-            if key in VECTOR_SETTINGS:
-                field = VECTOR_SETTINGS[key]
-                spec[field] = _upper(value) if field == "quantization" else _int(value)
+        settings = {key: value for key, _, value in _SETTING.findall(m.group(5))}
+        for key, value in settings.items():
+            if key in VECTOR_SETTINGS and VECTOR_SETTINGS[key] != "quantization":
+                spec[VECTOR_SETTINGS[key]] = _int(value)
+        spec["quantization"] = _quantization(
+            settings.get("vector.quantization.type"), settings.get("vector.quantization.enabled")
+        )
         out[m.group(1)] = spec
     return out
 
@@ -139,7 +155,7 @@ def list_indexes(db: Database) -> list[IndexInfo]:
                 int(dims) if dims is not None else None,
                 r.get("populationPercent"),
                 config.get("fulltext.analyzer"),
-                _upper(config.get("vector.quantization.type")),
+                _quantization(config.get("vector.quantization.type"), config.get("vector.quantization.enabled")),
                 _int(config.get("vector.hnsw.m")),
                 _int(config.get("vector.hnsw.ef_construction")),
             )
@@ -276,11 +292,11 @@ def _vector_differences(have: IndexInfo, want: dict[str, Any]) -> list[str]:
     out = []
     if have.properties != want["properties"]:
         out.append(_list_change("properties", have.properties, want["properties"]))
-    for key, field in VECTOR_SETTINGS.items():
+    for field in dict.fromkeys(VECTOR_SETTINGS.values()):  # quantization once, under either key
         declared, live = want[field], getattr(have, field)
         # A server that does not report the key does not know it: a rebuild could not change it.
         if declared is not None and live is not None and live != declared:
-            out.append(f"{key.removeprefix('vector.')} {live} -> {declared}")
+            out.append(f"{_SHOWN[field]} {live} -> {declared}")
     return out
 
 

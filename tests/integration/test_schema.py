@@ -61,7 +61,7 @@ def test_every_vector_index_declares_no_quantization():
     """Neo4j 2026.08 defaults to BINARY, which loses recall at 100k vectors (docs/benchmarks.md)."""
     declared = declared_vector_indexes()
     assert {spec["quantization"] for spec in declared.values()} == {"NONE"}
-    assert sum("`vector.quantization.type`: 'NONE'" in s for s in statements(384)) == len(declared)
+    assert sum("`vector.quantization.enabled`: false" in s for s in statements(384)) == len(declared)
 
 
 def test_declared_vector_settings_are_parsed_as_neo4j_reports_them():
@@ -292,7 +292,7 @@ def test_schema_indexes_made_binary_by_an_older_maxy_are_migrated(db, embedder, 
         ]
     )
     old_way = next(s for s in statements(embedder.dimensions) if "INDEX note_embedding " in s)
-    old_way = old_way.replace(", `vector.quantization.type`: 'NONE'", "")
+    old_way = old_way.replace(", `vector.quantization.enabled`: false", "")
     assert "quantization" not in old_way
     try:
         db.write("DROP INDEX note_embedding")

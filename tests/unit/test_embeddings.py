@@ -235,6 +235,9 @@ def test_bge_shapes_norms_and_order(bge_small: BgeSmallEmbedder) -> None:
     alone = np.array([bge_small.embed([t])[0] for t in texts])  # no padding at all
     assert np.allclose(together, alone, atol=1e-6)  # one text per run: batch mates change nothing
     assert bge_small.batch_size == 1
+    # A single text ran on the one-thread session (a search's query), the list on the main one,
+    # and both give the same vectors (above).
+    assert bge_small.threads == 1 or bge_small._single not in (None, bge_small._session)
 
 
 def test_bge_semantics_and_long_input(bge_small: BgeSmallEmbedder) -> None:

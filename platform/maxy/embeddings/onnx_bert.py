@@ -72,6 +72,11 @@ class OnnxBertEmbedder:
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path else None
         self._lock = threading.Lock()
         self._session: Any = None
+        # A second session with one thread, for a call embedding a single text (a search's
+        # query, a single write): it runs while Neo4j works on the same cores (the search's
+        # full-text query starts beside it), where two threads contend and wait on each other.
+        self._single: Any = None
+        self._open: Any = None  # threads -> a new session over the loaded model
         self._tokenizer: Any = None
         self._input_names: frozenset[str] = frozenset()
         self._pad_id = 0
@@ -94,6 +99,16 @@ class OnnxBertEmbedder:
             if self._session is None or self._tokenizer is None:
                 self._load()
             return self._session, self._tokenizer
+
+    def _single_session(self, session: Any) -> Any:
+        """The one-thread session (made on first use), or ``session`` when that has one thread."""
+        if self.threads == 1:
+            return session
+        if self._single is None:
+            with self._lock:
+                if self._single is None:
+                    self._single = self._open(1)
+        return self._single
 
     def _load(self) -> None:
         started = time.monotonic()
@@ -124,16 +139,19 @@ class OnnxBertEmbedder:
         tokenizer.enable_truncation(max_length=self.max_tokens)
         pad_id = tokenizer.token_to_id("[PAD]")
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # errors only; onnxruntime logs to stderr
-        try:
-            session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise EmbeddingError(f"onnxruntime cannot load {model_path} ({exc}); {self.repair_hint}") from None
+        def open_session(threads: int) -> Any:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3  # errors only; onnxruntime logs to stderr
+            try:
+                return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+            except Exception as exc:
+                raise EmbeddingError(f"onnxruntime cannot load {model_path} ({exc}); {self.repair_hint}") from None
+
+        session = open_session(self.threads)
 
         inputs = {i.name for i in session.get_inputs()}
         missing = {"input_ids", "attention_mask"} - inputs
@@ -146,6 +164,7 @@ class OnnxBertEmbedder:
         self._input_names = frozenset(inputs)
         self._pad_id = 0 if pad_id is None else int(pad_id)
         self._tokenizer = tokenizer
+        self._open = open_session
         self._session = session  # published last: _ensure_loaded checks it without the lock
         log_line(
             "embed",
@@ -206,6 +225,8 @@ class OnnxBertEmbedder:
         if not items:
             return []
         session, tokenizer = self._ensure_loaded()
+        if len(items) == 1:
+            session = self._single_session(session)
         import numpy as np
 
         started = time.monotonic()

@@ -22,91 +22,92 @@ CREATE INDEX node_name_key IF NOT EXISTS FOR (n:Node) ON (n.nameKey);
 // ---- One cosine HNSW vector index per indexed label ----
 // accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside
 // the index, so one tenant's hits are never crowded out by another's (Cypher 25, Neo4j 2026.01+).
-// No quantization (`vector.quantization.type`, Neo4j 2026.06+; 2026.08's default is BINARY): on a
+// No quantization (`vector.quantization.enabled: false`, which every supported version takes and
+// 2026.06+ reports as `vector.quantization.type` NONE; 2026.08's default is BINARY): on a
 // 100k-vector account recall@10 against exact search is 0.912 instead of 0.575, at no cost in
 // latency (docs/benchmarks.md, "Vector index settings"). `maxy schema apply` rebuilds an index
 // whose live quantization differs from this, from the stored vectors (nothing is re-embedded).
 CYPHER 25 CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX defined_term_embedding IF NOT EXISTS FOR (n:DefinedTerm) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX review_embedding IF NOT EXISTS FOR (n:Review) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX service_embedding IF NOT EXISTS FOR (n:Service) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX person_embedding IF NOT EXISTS FOR (n:Person) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX local_business_embedding IF NOT EXISTS FOR (n:LocalBusiness) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX price_specification_embedding IF NOT EXISTS FOR (n:PriceSpecification) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX task_embedding IF NOT EXISTS FOR (n:Task) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX creative_work_embedding IF NOT EXISTS FOR (n:CreativeWork) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX digital_document_embedding IF NOT EXISTS FOR (n:DigitalDocument) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX knowledge_document_embedding IF NOT EXISTS FOR (n:KnowledgeDocument) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX section_embedding IF NOT EXISTS FOR (n:Section) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (n:Chunk) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX conversation_embedding IF NOT EXISTS FOR (n:Conversation) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX message_embedding IF NOT EXISTS FOR (n:Message) ON n.embedding WITH [n.accountId, n.sessionId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX event_embedding IF NOT EXISTS FOR (n:Event) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX workflow_embedding IF NOT EXISTS FOR (n:Workflow) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX preference_embedding IF NOT EXISTS FOR (n:Preference) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 
 CYPHER 25 CREATE VECTOR INDEX organization_embedding IF NOT EXISTS FOR (n:Organization) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX company_embedding IF NOT EXISTS FOR (n:Company) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX concept_embedding IF NOT EXISTS FOR (n:Concept) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX product_embedding IF NOT EXISTS FOR (n:Product) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX offer_embedding IF NOT EXISTS FOR (n:Offer) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX place_embedding IF NOT EXISTS FOR (n:Place) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX project_embedding IF NOT EXISTS FOR (n:Project) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX note_embedding IF NOT EXISTS FOR (n:Note) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX report_embedding IF NOT EXISTS FOR (n:Report) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX answer_embedding IF NOT EXISTS FOR (n:Answer) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX topic_embedding IF NOT EXISTS FOR (n:Topic) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX skill_embedding IF NOT EXISTS FOR (n:Skill) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX goal_embedding IF NOT EXISTS FOR (n:Goal) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX decision_embedding IF NOT EXISTS FOR (n:Decision) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX user_profile_embedding IF NOT EXISTS FOR (n:UserProfile) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX admin_user_embedding IF NOT EXISTS FOR (n:AdminUser) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX email_thread_embedding IF NOT EXISTS FOR (n:EmailThread) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX email_embedding IF NOT EXISTS FOR (n:Email) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX article_embedding IF NOT EXISTS FOR (n:Article) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX alert_embedding IF NOT EXISTS FOR (n:Alert) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX briefing_embedding IF NOT EXISTS FOR (n:Briefing) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (n:Fact) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.type`: 'NONE'}};
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 
 // ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----
 // accountId is indexed as well so a query can require the caller's account inside Lucene (with
