@@ -14,6 +14,14 @@ class FilteredSearchFails(Database):
         self.__dict__.update(inner.__dict__)
 
     def read(self, query, **params):
-        if "SEARCH n IN" in query:
-            raise neo4j.exceptions.DatabaseError("Index 33554431 out of bounds for length 1 (injected)")
+        _fail_a_search(query)
         return super().read(query, **params)
+
+    def read_packed(self, query, columns, **params):
+        _fail_a_search(query)
+        return super().read_packed(query, columns, **params)
+
+
+def _fail_a_search(query: str) -> None:
+    if "SEARCH n IN" in query:
+        raise neo4j.exceptions.DatabaseError("Index 33554431 out of bounds for length 1 (injected)")
