@@ -109,6 +109,7 @@ def prune_tool_calls(
 
 _lock = threading.Lock()
 _last_run: dict[str, float] = {}  # account id -> time.monotonic() of its last automatic prune
+_running: list[tuple[Database, threading.Thread]] = []  # prunes started, until finish_prunes
 
 
 def schedule_retention(
@@ -132,7 +133,20 @@ def schedule_retention(
     except RuntimeError as err:  # no thread to be had: try again at the next interval
         log_line("audit", "warn", "prune-not-started", level=logging.WARNING, account=short(account_id), error=err)
         return None
+    with _lock:
+        _running[:] = [(d, t) for d, t in _running if t.is_alive()] + [(db, thread)]
     return thread
+
+
+def finish_prunes(db: Database, timeout_s: float = 10.0) -> None:
+    """Wait for the automatic prunes running on ``db`` before it is closed: a prune writing
+    while the driver closes its connections breaks the close."""
+    with _lock:
+        mine = [t for d, t in _running if d is db]
+        _running[:] = [(d, t) for d, t in _running if d is not db and t.is_alive()]
+    deadline = time.monotonic() + timeout_s
+    for thread in mine:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _auto_prune(db: Database, account_id: str, older_than: timedelta) -> None:

@@ -34,6 +34,7 @@ from ..db import Database
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role, ToolContext, ToolError
 from ..plugins.discovery import LoadedPlugin
+from .audit_retention import finish_prunes
 from .health import health_report
 from .keys import ApiKey, ApiKeyStore
 from .server import MaxyMCPServer, _embedder, create_mcp_server, pinned_context
@@ -273,6 +274,7 @@ def create_app(
             for server in servers.values():
                 await stack.enter_async_context(server.session_manager.run())
             yield
+        finish_prunes(db)
         db.close()
 
     app = FastAPI(

@@ -53,6 +53,7 @@ from ..plugins.api import PINNED_ARGUMENTS, ROLES, Rendered, Role, ToolContext, 
 from ..plugins.discovery import LoadedPlugin, PluginTool
 from ..plugins.manifest import EAGER_META_KEY
 from .audit import ToolCallRecord, record_tool_call
+from .audit_retention import finish_prunes
 
 # (plugin name, request headers or None on stdio) -> the pinned ToolContext for this call
 ContextFactory = Callable[[str, Mapping[str, str] | None], ToolContext]
@@ -573,6 +574,7 @@ class EnvContexts:
 
     def close(self) -> None:
         if self.db is not None:
+            finish_prunes(self.db)
             self.db.close()
 
 
