@@ -25,6 +25,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -45,6 +46,7 @@ _WORD = re.compile(r"\w+")  # letters, digits and "_", as the standard tokenizer
 _MAX_ENTRIES = 200_000
 
 _porter = snowballstemmer.stemmer("porter")
+_counter = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25-stats")
 _stem_lock = threading.Lock()
 
 
@@ -207,11 +209,16 @@ class Scorer:
         return sum(self.weights[s] * tf / (tf + norm) for s, tf in counts.items())
 
 
-def rescore(db: Database, account_id: str, corpus: Corpus, query: str, hits: Sequence[Hit], name: str) -> list[Hit]:
+def counting(db: Database, account_id: str, query: str) -> Future[dict[str, int]]:
+    """The document frequencies of ``query``'s words, counted beside the full-text query that
+    finds the hits (on a pool of its own: the caller may itself be a search pool's task)."""
+    return _counter.submit(document_frequencies, db, account_id, query_stems(query))
+
+
+def rescore(corpus: Corpus, query: str, frequencies: dict[str, int], hits: Sequence[Hit], name: str) -> list[Hit]:
     """``hits`` (with their properties) ranked by the account's BM25 for ``query``: ``bm25_raw``
     set to that score, the rank under ``name`` renumbered; ties keep the index's order."""
-    stems = query_stems(query)
-    scorer = Scorer(corpus, document_frequencies(db, account_id, stems))
+    scorer = Scorer(corpus, frequencies)
     scored = sorted(
         ((scorer.score(hit_text(h.properties)), i, h) for i, h in enumerate(hits)), key=lambda t: (-t[0], t[1])
     )

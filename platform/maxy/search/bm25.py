@@ -10,7 +10,7 @@ from ..db import Database
 from ..graph.guards import Caller, Guard, both, node_guard
 from ..graph.validity import event_time
 from ..schema import FULLTEXT_INDEX
-from .account_bm25 import account_corpus, rescore
+from .account_bm25 import account_corpus, counting, rescore
 from .graph_expansion import properties_of, visible
 from .hits import Hit
 from .lucene import build_query
@@ -42,6 +42,7 @@ def bm25_search(
         lucene = build_query(text, account_id=caller.account_id)
         if lucene is None:
             continue
+        frequencies = None if corpus is None else counting(db, caller.account_id, text)
         rows = db.read_packed(
             f"""
             CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
@@ -70,5 +71,7 @@ def bm25_search(
             )
             for i, r in enumerate(rows, start=1)
         ]
-        out.append(hits if corpus is None else rescore(db, caller.account_id, corpus, text, hits, name))
+        if corpus is not None and frequencies is not None:
+            hits = rescore(corpus, text, frequencies.result(), hits, name)
+        out.append(hits)
     return out
