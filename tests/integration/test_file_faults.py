@@ -210,18 +210,24 @@ def test_neo4j_start_installs_once_when_it_launches(tmp_path, data):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    (config / ".env").write_text(
-        f"NEO4J_URI=bolt://127.0.0.1:{port}\nNEO4J_PASSWORD={uuid.uuid4().hex}\nNEO4J_HEAP=256m\nNEO4J_PAGECACHE=64m\n"
-    )
+    own = {
+        "NEO4J_URI": f"bolt://127.0.0.1:{port}",
+        "NEO4J_PASSWORD": uuid.uuid4().hex,
+        "NEO4J_HEAP": "256m",
+        "NEO4J_PAGECACHE": "64m",
+    }
+    (config / ".env").write_text("".join(f"{k}={v}\n" for k, v in own.items()))
+    # The same values in the environment too: a test run pointed at its server by NEO4J_URI
+    # would otherwise hand that address to this one (the environment wins over .env).
     try:
-        first = maxy("--verbose", "neo4j", "start", config=config, data=data)
+        first = maxy("--verbose", "neo4j", "start", config=config, data=data, **own)
         assert first.returncode == 0, first.stderr
         assert first.stderr.count("[neo4j] install") == 1, first.stderr
-        second = maxy("--verbose", "neo4j", "start", config=config, data=data)
+        second = maxy("--verbose", "neo4j", "start", config=config, data=data, **own)
         assert second.returncode == 0 and "already running" in second.stdout, second.stderr
         assert "[neo4j] install" not in second.stderr
     finally:
-        stopped = maxy("neo4j", "stop", config=config, data=data)
+        stopped = maxy("neo4j", "stop", config=config, data=data, **own)
         assert stopped.returncode == 0, stopped.stderr
 
 
