@@ -25,6 +25,7 @@ DEFAULT_EMBED_MODEL = "bge-small-en-v1.5"
 SCOPE_VALUES = ("public", "shared", "admin")
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+BM25_STATS = ("account", "index")  # whose statistics BM25 ranks by (MAXY_BM25_STATS)
 MANAGED_VALUES = ("auto", "true", "false", "1", "0", "yes", "no")
 _MEMORY_SIZE = re.compile(r"^[0-9]+[kmgt]?$", re.IGNORECASE)  # as the JVM's -Xmx and neo4j.conf take it
 _NEO4J_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)+$")
@@ -278,7 +279,7 @@ class Settings(BaseSettings):
     @field_validator("MAXY_BM25_STATS")
     @classmethod
     def _bm25_stats(cls, value: str) -> str:
-        if value.strip().lower() not in ("account", "index"):
+        if value.strip().lower() not in BM25_STATS:
             raise ValueError(f"{value!r} is not account or index")
         return value.strip().lower()
 

@@ -35,7 +35,7 @@ from ..db import Database
 from ..graph.allowlist import RESERVED_PROPERTIES
 from ..schema import FULLTEXT_INDEX
 from .hits import Hit
-from .lucene import MAX_TERMS, STOP_WORDS, escape_lucene
+from .lucene import MAX_TERMS, STOP_WORDS, build_query, escape_lucene
 from .relevance import hit_text
 
 SHARE = 0.5  # below this share of the index's nodes, an account ranks by its own statistics
@@ -155,10 +155,13 @@ def document_frequencies(db: Database, account_id: str, stems: dict[str, str]) -
     missing: list[dict[str, str]] = []
     for s, word in stems.items():
         cached = _cache.get(("df", db.uri, db.database, account_id, s))
+        query = build_query(word, account_id=account_id)
         if isinstance(cached, int):
             out[s] = cached
+        elif query is None:  # nothing searchable in it ("___"): the index holds it nowhere
+            out[s] = 0
         else:
-            missing.append({"stem": s, "q": f'+({escape_lucene(word)}) +accountId:"{escape_lucene(account_id)}"^0'})
+            missing.append({"stem": s, "q": query})
     if missing:
         rows = db.read(
             f"""

@@ -11,13 +11,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
-from ..config import Settings
+from ..config import BM25_STATS, Settings
 from ..errors import ValidationError
 from .fusion import RRF_K, VECTOR_NORMS
 
 Fusion = Literal["weighted", "rrf", "vector", "bm25"]
 FUSIONS: tuple[str, ...] = ("weighted", "rrf", "vector", "bm25")
-BM25_STATS: tuple[str, ...] = ("account", "index")
 MAX_SUBSCRIPTIONS = 5  # keyword subscriptions searched per query
 MAX_CANDIDATES = 1_000
 
