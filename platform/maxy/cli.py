@@ -387,6 +387,7 @@ def _register_feature_commands() -> None:
         "maxy.memory.cli",
         "maxy.dataops.cli",
         "maxy.demo",
+        "maxy.webconsole.cli",
     ):
         _register_module(module)
     register_plugin_commands(app)

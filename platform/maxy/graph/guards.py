@@ -8,6 +8,9 @@
 4. related nodes the same filters for nodes reached by expansion, where untagged nodes pass
 5. account       ``n.accountId = $accountId`` (always, for primary and related nodes)
 
+``deleted_guard`` turns layer 1 around for the admin's trash (soft-deleted nodes, to list and
+restore); only a caller whose view holds the admin scope (``Caller.admin_view``) may use it.
+
 Parameter names are prefixed ``g_`` so they never collide with a query's own parameters.
 """
 
@@ -45,6 +48,13 @@ class Caller:
         return self.allowed_scopes is not None or self.agent_slug is not None
 
     @property
+    def admin_view(self) -> bool:
+        """True when the view holds the admin scope (unpinned, or ``admin`` among the pinned scopes).
+        A public caller never does (public keys and servers cannot pin ``admin``): only an admin
+        view sees soft-deleted nodes (``deleted_guard``) and restores them."""
+        return self.allowed_scopes is None or "admin" in self.allowed_scopes
+
+    @property
     def view_key(self) -> str | None:
         """A canonical name of a pinned view (None for the whole account): two callers with the
         same pins share it, so ids derived from it are stable across restarts."""
@@ -52,6 +62,21 @@ class Caller:
             return None
         scopes = ",".join(sorted(self.allowed_scopes)) if self.allowed_scopes is not None else "*"
         return f"scopes={scopes};agent={self.agent_slug or '*'}"
+
+    def narrowed(self, scopes: tuple[str, ...] | None = None, agent: str | None = None) -> Caller:
+        """This view narrowed to ``scopes`` and ``agent`` (None keeps the pin); a scope outside
+        the pinned ones or another agent than the pinned one is refused, never widened."""
+        allowed = self.allowed_scopes
+        if scopes:
+            if allowed is not None and not set(scopes) <= set(allowed):
+                raise ValidationError("scope", f"the view is pinned to scopes {list(allowed)}; it cannot be widened")
+            allowed = tuple(scopes)
+        slug = self.agent_slug
+        if agent:
+            if slug is not None and agent != slug:
+                raise ValidationError("agent", f"the view is pinned to agent {slug!r}; it cannot be changed")
+            slug = agent
+        return Caller(self.account_id, allowed, slug)
 
     @classmethod
     def from_settings(cls, settings: Settings, account_id: str | None = None) -> Caller:
@@ -131,3 +156,18 @@ def domain_guard(caller: Caller, var: str = "n") -> Guard:
     or purge, live or already soft-deleted."""
     v = _check_var(var)
     return Guard(" AND ".join(_view_parts(caller, v)), _params(caller))
+
+
+def deleted_guard(caller: Caller, var: str = "n") -> Guard:
+    """The soft-deleted, finished nodes of the caller's domain (layers 2, 3 and 5): an admin's
+    trash. A caller without the admin view is refused, so no public or shared view learns what
+    was deleted."""
+    if not caller.admin_view:
+        raise ValidationError(
+            "deleted",
+            "soft-deleted nodes are shown only to an admin view (unpinned, or pinned with the admin scope); "
+            "ask for live nodes instead",
+        )
+    v = _check_var(var)
+    parts = [f"{v}.deletedAt IS NOT NULL", f"{v}.pendingWrite IS NULL", *_view_parts(caller, v)]
+    return Guard(" AND ".join(parts), _params(caller))

@@ -11,7 +11,7 @@ public key the public (read-only, publicAllowlist) one. A session (``mcp-session
 answers only the key that opened it; to any other key it is an unknown session. The active
 conversation of a call (what session-compact writes to) is the ``x-maxy-session-id`` header,
 else the MCP session. A body that is not one JSON-RPC message gets a JSON-RPC error (400).
-``/health`` reports the database and the embedder (503 when Neo4j is down), ``/health/live``
+``/console`` is the operator console (:mod:`maxy.webconsole`). ``/health`` reports the database and the embedder (503 when Neo4j is down), ``/health/live``
 only that the process answers. ``/openapi.json`` and ``/docs`` describe ``/mcp`` and both ways
 to send the key. The keys
 themselves are kept by :mod:`maxy.mcp.keys`.
@@ -96,6 +96,32 @@ def presented_key(headers: Mapping[str, str]) -> tuple[str | None, KeyRefusal | 
     return key, None
 
 
+def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedder: Any) -> ToolContext:
+    """The ToolContext an API key pins: its account (validated), role, scopes and agent, no session.
+    ``/mcp`` and the console both build their callers here, so both see exactly the same view."""
+    account = validate_account(settings.data_root, record.account_id)
+    pinned = settings.model_copy(
+        update={
+            "ACCOUNT_ID": account.account_id,
+            "ALLOWED_SCOPES": list(record.scopes) if record.scopes else None,
+            "AGENT_SLUG": record.agent_slug,
+            "SESSION_ID": None,
+            "SESSION_NODE_ID": None,
+            "KNOWLEDGE_KEYWORDS": None,
+        }
+    )
+    log_line(
+        "mcp",
+        "pinned",
+        role=record.role,
+        accountId=short(account.account_id),
+        scopes=record.scopes or "all",
+        agent=record.agent_slug,
+        keyId=record.key_id,
+    )
+    return pinned_context(pinned, record.role, account, db=db, embedder=embedder)
+
+
 class KeyContexts:
     """The ContextFactory of an HTTP server: pins come from the caller's API key."""
 
@@ -118,33 +144,10 @@ class KeyContexts:
         with self._lock:
             ctx = self._contexts.get((record.key_id, plugin))
             if ctx is None:
-                ctx = replace(self._context_for(record), plugin=plugin)
+                ctx = replace(context_for_key(self.settings, record, db=self.db, embedder=self.embedder), plugin=plugin)
                 self._contexts[(record.key_id, plugin)] = ctx
         conversation = (headers or {}).get(CONVERSATION_HEADER) or (headers or {}).get(SESSION_HEADER)
         return replace(ctx, session_node_id=conversation.strip()) if conversation and conversation.strip() else ctx
-
-    def _context_for(self, record: ApiKey) -> ToolContext:
-        account = validate_account(self.settings.data_root, record.account_id)
-        pinned = self.settings.model_copy(
-            update={
-                "ACCOUNT_ID": account.account_id,
-                "ALLOWED_SCOPES": list(record.scopes) if record.scopes else None,
-                "AGENT_SLUG": record.agent_slug,
-                "SESSION_ID": None,
-                "SESSION_NODE_ID": None,
-                "KNOWLEDGE_KEYWORDS": None,
-            }
-        )
-        log_line(
-            "mcp",
-            "pinned",
-            role=record.role,
-            accountId=short(account.account_id),
-            scopes=record.scopes or "all",
-            agent=record.agent_slug,
-            keyId=record.key_id,
-        )
-        return pinned_context(pinned, record.role, account, db=self.db, embedder=self.embedder)
 
 
 class McpEndpoint:
@@ -310,6 +313,10 @@ def create_app(
         report["tools"] = {role: sorted(server.maxy_tools) for role, server in servers.items()}
         return JSONResponse(report, status_code=200 if report["ok"] else 503)
 
+    from ..webconsole.app import mount_console
+
+    mount_console(app, settings, store, db, embedder)
+
     @app.get("/health/live")
     def live() -> dict[str, Any]:
         """The process answers (no database round trip)."""
@@ -318,9 +325,28 @@ def create_app(
     return app
 
 
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def serve_http(plugins: Sequence[LoadedPlugin], *, host: str = "127.0.0.1", port: int = 8765) -> None:
     import uvicorn
 
     app = create_app(plugins, host=host)
     log_line("mcp-http", "serve", host=host, port=port, path=MCP_PATH, plugins=[p.name for p in plugins])
+    if not _loopback(host):
+        log_line(
+            "console",
+            "warn",
+            level=logging.WARNING,
+            reason="plain-http",
+            detail="the console's session cookie crosses the network unencrypted: put TLS in front of this server",
+        )
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

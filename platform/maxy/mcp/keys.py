@@ -268,6 +268,16 @@ class ApiKeyStore:
                 return found
         return None
 
+    def by_id(self, account_id: str, key_id: str) -> ApiKey | None:
+        """The record of a key known by id (not by secret), while it and its account exist: what
+        a console session checks on every request, so revoking the key ends its sessions."""
+        if read_account(self.data_root, account_id) is None:
+            return None
+        for raw in self._keys(_keys_path(self.data_root, account_id)):
+            if raw.get("keyId") == key_id:
+                return _record(account_id, raw)
+        return None
+
     def _match(self, account_id: str, key_id: str, digest: str) -> ApiKey | None:
         """The record of ``key_id`` in this account's key file when ``digest`` is its hash."""
         for raw in self._keys(_keys_path(self.data_root, account_id)):

@@ -27,9 +27,13 @@ def recall(
     *,
     keywords: Sequence[str] = (),
     collapse: bool = True,
+    fusion: str | None = None,
 ) -> SearchResponse:
-    """``collapse=False`` keeps every level of a document as its own hit (the pipeline's list)."""
+    """``collapse=False`` keeps every level of a document as its own hit (the pipeline's list);
+    ``fusion`` replaces the configured fusion mode (weighted, rrf, vector, bm25)."""
     config = SearchConfig.from_settings(settings).with_(keywords=subscribed_keywords(list(keywords)))
+    if fusion is not None:
+        config = config.with_(fusion=fusion)
     response = hybrid(db, caller, request, embedder, config)
     if collapse:
         response.hits = collapse_documents(response.hits)

@@ -36,5 +36,6 @@ def apply_boosts(hits: Iterable[Hit], signals: Mapping[str, Mapping[str, Any]]) 
         factor = boost_factor(signals.get(h.node_id, {}))
         if factor != 1.0:
             h.score *= factor
+            h.boost *= factor
             boosted += 1
     return boosted

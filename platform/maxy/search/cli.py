@@ -232,18 +232,12 @@ def _caller(settings: Any, scope: list[str] | None, agent: str | None):
     from ..graph.guards import Caller
 
     pinned = Caller.from_settings(settings)
-    scopes = pinned.allowed_scopes
-    if scope:
-        wanted = tuple(scope)
-        if scopes is not None and not set(wanted) <= set(scopes):
-            raise ValidationError("scope", f"ALLOWED_SCOPES pins {list(scopes)}; --scope cannot widen it")
-        scopes = wanted
-    slug = pinned.agent_slug
-    if agent:
-        if slug is not None and agent != slug:
-            raise ValidationError("agent", f"AGENT_SLUG pins {slug!r}; --agent cannot change it")
-        slug = agent
-    return Caller(pinned.account_id, scopes, slug)
+    try:
+        return pinned.narrowed(tuple(scope) if scope else None, agent)
+    except ValidationError as exc:  # name the environment's pins, which the CLI's view comes from
+        pin = "ALLOWED_SCOPES" if exc.field == "scope" else "AGENT_SLUG"
+        flag = "--scope" if exc.field == "scope" else "--agent"
+        raise ValidationError(exc.field, f"{pin} pins the view; {flag} cannot widen or change it") from None
 
 
 def _embedder_or_none(settings: Any, err: Any):

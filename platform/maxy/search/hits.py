@@ -24,6 +24,8 @@ class Hit:
     bm25_score: float = 0.0  # min-max normalised within the result set
     keyword_score: float = 0.0  # keyword subscriptions: 1.0 tagged, else BM25 min-max per keyword
     score: float = 0.0  # fused (and later boosted) score
+    fused: float | None = None  # the score fusion gave, before name, date, episode and graph boosts
+    boost: float = 1.0  # the factor the graph boosts (compiled truth, backlinks) multiplied the score by
     valid_from: str | None = None  # when the fact became true (validFrom), as the paths saw it
     happened: str | None = None  # when it happened: validFrom, else timestamp, else createdAt
     ranks: dict[str, int] = field(default_factory=dict)  # rank per list, for RRF and explain
@@ -56,6 +58,8 @@ class Hit:
             "bm25Raw": None if self.bm25_raw is None else round(self.bm25_raw, 4),
             "bm25": round(self.bm25_score, 4),
             "keyword": round(self.keyword_score, 4),
+            "fused": None if self.fused is None else round(self.fused, 4),
+            "boost": round(self.boost, 4),
             "score": round(self.score, 4),
             "relevance": self.relevance,
             "ranks": self.ranks,

@@ -67,6 +67,8 @@ def hybrid(
             vector_norm=config.vector_norm or str(getattr(embedder, "fusion_vector_norm", "cosine")),
             rrf_k=config.rrf_k,
         )
+    for h in hits:
+        h.fused = h.score
     hits = exact_name.promote(hits, found.exact)
     run.count(exact=len(found.exact), fused=len(hits), dated=date_mention.favour(hits, req.query))
     run.count(episode=episode.support(hits))

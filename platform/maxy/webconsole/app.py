@@ -1,0 +1,237 @@
+"""The console's routes under ``/console`` of ``maxy serve``: login, sessions, CSRF, headers.
+
+Every page resolves its session to the API key that logged in and reads through the
+``ToolContext`` that key pins (``context_for_key``, the same one ``/mcp`` builds), so the
+console sees exactly what the key's tools see. A session's key is looked up again on every
+request: a revoked key, or a deleted account, ends its sessions at once.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import Settings
+from ..db import Database
+from ..errors import AccountError, MaxyError, ValidationError
+from ..logs import log_line, short
+from ..mcp.keys import ApiKey, ApiKeyStore
+from ..plugins.api import ToolContext
+from .login import consume_login
+from .sessions import COOKIE, ConsoleSession, ConsoleSessions
+from .templates import render
+
+PREFIX = "/console"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+}
+
+
+@dataclass(frozen=True)
+class View:
+    """Who is looking: the session, the key it logged in with, and the context that key pins."""
+
+    session: ConsoleSession
+    key: ApiKey
+    ctx: ToolContext
+
+    @property
+    def admin(self) -> bool:
+        """The whole account, unpinned: what counts and deleted documents need."""
+        return self.key.role == "admin" and not self.ctx.caller.pinned
+
+
+class NotFound(Exception):
+    """A page asked for something this view cannot read: absent and hidden look the same."""
+
+    def __init__(self, what: str):
+        self.what = what
+        super().__init__(what)
+
+
+class Console:
+    """What the pages share: the database, the embedder, the keys and the open sessions."""
+
+    def __init__(self, settings: Settings, store: ApiKeyStore, db: Database, embedder: Any):
+        self.settings = settings
+        self.store = store
+        self.db = db
+        self.embedder = embedder
+        self.sessions = ConsoleSessions()
+        self._contexts: dict[str, ToolContext] = {}
+        self._lock = threading.Lock()
+
+    def view(self, request: Any) -> View | None:
+        session = self.sessions.get(request.cookies.get(COOKIE))
+        if session is None:
+            return None
+        key = self.store.by_id(session.account_id, session.key_id)
+        if key is None:
+            self.sessions.close(request.cookies.get(COOKIE))
+            log_line("console", "session-ended", level=logging.WARNING, reason="key-revoked", keyId=session.key_id)
+            return None
+        try:
+            ctx = self._context(key)
+        except AccountError:
+            self.sessions.close(request.cookies.get(COOKIE))
+            return None
+        return View(session, key, ctx)
+
+    def _context(self, key: ApiKey) -> ToolContext:
+        from ..mcp.http import context_for_key
+
+        with self._lock:
+            ctx = self._contexts.get(key.key_id)
+            if ctx is None:
+                ctx = context_for_key(self.settings, key, db=self.db, embedder=self.embedder)
+                self._contexts[key.key_id] = ctx
+            return ctx
+
+    def page(self, request: Any, view: View, template: str, *, status: int = 200, **values: Any) -> Any:
+        from starlette.responses import HTMLResponse
+
+        html = render(template, view=view, csrf=view.session.csrf, path=request.url.path, **values)
+        return HTMLResponse(html, status_code=status)
+
+
+def same_origin(request: Any) -> bool:
+    """A form post comes from a console page: its Origin (else Referer) is this server's own."""
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    origin = request.headers.get("origin")
+    if origin:
+        return origin == own
+    referer = request.headers.get("referer") or ""
+    return referer == own or referer.startswith(own + "/")
+
+
+async def checked_form(request: Any, view: View) -> dict[str, str] | None:
+    """The posted form when its CSRF token and origin are right; None (nothing done) otherwise."""
+    form = await request.form()
+    token = str(form.get("csrf") or "")
+    if not same_origin(request) or not hmac.compare_digest(token.encode(), view.session.csrf.encode()):
+        log_line("console", "csrf-refused", level=logging.WARNING, keyId=view.key.key_id, path=request.url.path)
+        return None
+    return {k: str(v) for k, v in form.items()}
+
+
+class ConsoleHeaders:
+    """ASGI middleware: the security headers on every response under /console."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith(PREFIX):
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                present = {k.lower() for k, _ in message.get("headers", ())}
+                extra = [(k.encode(), v.encode()) for k, v in HEADERS.items() if k.encode() not in present]
+                message = dict(message, headers=[*message.get("headers", ()), *extra])
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def _signed_out(request: Any) -> Any:
+    from starlette.responses import HTMLResponse
+
+    return HTMLResponse(render("signed_out.html", path=request.url.path), status_code=401)
+
+
+def guarded(console: Console, handler: Callable[..., Any]) -> Callable[..., Any]:
+    """A page handler run for a signed-in view; bad input and unreadable ids answer a page."""
+    import inspect
+
+    async def endpoint(request: Any) -> Any:
+        from starlette.concurrency import run_in_threadpool
+
+        view = console.view(request)
+        if view is None:
+            return _signed_out(request)
+        try:
+            if inspect.iscoroutinefunction(handler):
+                return await handler(console, request, view)
+            return await run_in_threadpool(handler, console, request, view)
+        except ValidationError as err:
+            return console.page(request, view, "error.html", status=400, message=str(err))
+        except NotFound as missing:
+            return console.page(request, view, "error.html", status=404, message=f"no {missing.what} in this view")
+        except MaxyError as err:
+            log_line("console", "page-failed", level=logging.WARNING, path=request.url.path, error=str(err))
+            return console.page(request, view, "error.html", status=503, message=str(err))
+
+    return endpoint
+
+
+async def logout(console: Console, request: Any, view: View) -> Any:
+    if await checked_form(request, view) is None:
+        return console.page(request, view, "error.html", status=403, message="the form is stale: reload the page")
+    console.sessions.close(request.cookies.get(COOKIE))
+    log_line("console", "logout", keyId=view.key.key_id)
+    response = _signed_out(request)
+    response.status_code = 200
+    response.delete_cookie(COOKIE, path=PREFIX)
+    return response
+
+
+def mount_console(app: Any, settings: Settings, store: ApiKeyStore, db: Database, embedder: Any) -> Console:
+    """Add ``/console`` (pages, login, logout, static files) to the server's app."""
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    from . import pages
+    from .vendor import static_dir
+
+    console = Console(settings, store, db, embedder)
+
+    async def login(request: Any) -> Any:
+        from starlette.concurrency import run_in_threadpool
+
+        used = await run_in_threadpool(consume_login, settings.data_root, request.query_params.get("token"))
+        key = store.by_id(used.account_id, used.key_id) if used else None
+        if used is None or key is None:
+            log_line("console", "login-refused", level=logging.WARNING)
+            return _signed_out(request)
+        cookie, _ = console.sessions.open(key.account_id, key.key_id)
+        log_line("console", "login", accountId=short(key.account_id), keyId=key.key_id)
+        response = RedirectResponse(f"{PREFIX}/search", status_code=303)
+        response.set_cookie(
+            COOKIE,
+            cookie,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path=PREFIX,
+        )
+        return response
+
+    async def home(request: Any) -> Any:
+        return RedirectResponse(f"{PREFIX}/search", status_code=303)
+
+    routes = [
+        Route(PREFIX, home),
+        Route(PREFIX + "/", home),
+        Route(PREFIX + "/login", login),
+        Route(PREFIX + "/logout", guarded(console, logout), methods=["POST"]),
+        *[Route(PREFIX + path, guarded(console, handler), methods=methods) for path, handler, methods in pages.ROUTES],
+        Mount(PREFIX + "/static", app=StaticFiles(directory=static_dir()), name="console-static"),
+    ]
+    app.router.routes.extend(routes)
+    app.add_middleware(ConsoleHeaders)
+    return console

@@ -1,0 +1,192 @@
+"""The console over plain HTTP (no browser): the one-time login, the session cookie, the headers
+on every response, CSRF, revocation, and what each page shows to an admin key and to pinned
+keys. `maxy serve`'s app on a free port, seeded by the real MCP tools, the real Neo4j."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import httpx
+import pytest
+from maxy.accounts import create_account, validate_account
+from maxy.mcp.keys import create_api_key, revoke_api_key
+from maxy.webconsole.app import CSP
+from maxy.webconsole.login import mint_login
+
+from tests.conftest import purge_account
+from tests.console_site import ADMIN_MARKER, IMG_NAME, PUBLIC_NAME, SCRIPT_NAME, Site, console_site
+
+PAGES = ["/console/search", "/console/search?q=Globex", "/console/status"]
+
+
+@pytest.fixture(scope="module")
+def site(db, tmp_path_factory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("console") / "data"
+    root.mkdir()
+    account = validate_account(root, create_account(root, "console").account_id)
+    with console_site(account, root) as served:
+        yield served
+    purge_account(db, account.account_id)
+
+
+@contextmanager
+def _client(site: Site, key=None) -> Iterator[httpx.Client]:
+    """A client logged in with ``key`` (default: the admin key)."""
+    with httpx.Client(base_url=site.base, timeout=60) as client:
+        response = client.get(site.login_url(key or site.admin))
+        assert response.status_code == 303 and response.headers["location"] == "/console/search"
+        yield client
+
+
+def _text(response: httpx.Response) -> str:
+    """The page's text as a person reads it (tags dropped, entities decoded)."""
+    return html.unescape(re.sub(r"<[^>]+>", " ", response.text))
+
+
+def test_login_link_opens_once_and_sets_a_strict_session_cookie(site: Site) -> None:
+    url = site.login_url(site.admin)
+    with httpx.Client(base_url=site.base) as client:
+        assert client.get("/console/search").status_code == 401
+        first = client.get(url)
+        assert first.status_code == 303
+        cookie = first.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/console" in cookie
+        assert client.get("/console/search").status_code == 200
+    with httpx.Client(base_url=site.base) as other:
+        again = other.get(url)
+        assert again.status_code == 401 and "set-cookie" not in again.headers
+        assert "maxy console" in again.text
+        assert other.get("/console/search").status_code == 401
+        assert other.get("/console/login?token=' OR 1=1 --").status_code == 401
+        assert other.get("/console/login").status_code == 401
+
+
+def test_an_expired_link_and_a_link_for_a_revoked_key_open_nothing(site: Site) -> None:
+    expired = mint_login(site.data_root, site.account.account_id, site.admin.key_id, ttl=timedelta(seconds=-1))
+    _, doomed = create_api_key(site.data_root, site.account.account_id, role="admin")
+    link = site.login_url(doomed)
+    revoke_api_key(site.data_root, doomed.key_id)
+    with httpx.Client(base_url=site.base) as client:
+        assert client.get(f"/console/login?token={expired}").status_code == 401
+        assert client.get(link).status_code == 401
+
+
+def test_revoking_the_key_ends_its_sessions(site: Site) -> None:
+    _, key = create_api_key(site.data_root, site.account.account_id, role="admin")
+    with _client(site, key) as client:
+        assert client.get("/console/status").status_code == 200
+        assert revoke_api_key(site.data_root, key.key_id)
+        assert client.get("/console/status").status_code == 401
+
+
+def test_every_console_response_carries_the_security_headers(site: Site) -> None:
+    with _client(site) as client:
+        responses = [client.get(p) for p in [*PAGES, "/console/node/no-such-node", "/console/static/console.css"]]
+        responses.append(httpx.get(site.base + "/console/search"))  # signed out
+        for response in responses:
+            assert response.headers["content-security-policy"] == CSP, response.url
+            assert response.headers["x-content-type-options"] == "nosniff"
+            assert response.headers["referrer-policy"] == "no-referrer"
+            assert response.headers["x-frame-options"] == "DENY"
+        for response in responses[:-2]:
+            assert "<script>" not in response.text and " on" + "click=" not in response.text
+            assert "style=" not in response.text
+    assert "content-security-policy" not in httpx.get(site.base + "/health/live").headers
+
+
+def test_logout_needs_the_csrf_token_and_a_same_origin_post(site: Site) -> None:
+    with _client(site) as client:
+        page = client.get("/console/status").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+        assert client.post("/console/logout", data={"csrf": "wrong"}, headers={"origin": site.base}).status_code == 403
+        foreign = client.post("/console/logout", data={"csrf": csrf}, headers={"origin": "http://evil.example"})
+        assert foreign.status_code == 403
+        assert client.post("/console/logout", data={"csrf": csrf}).status_code == 403  # neither Origin nor Referer
+        assert client.get("/console/status").status_code == 200  # still signed in
+        assert client.post("/console/logout", data={"csrf": csrf}, headers={"origin": site.base}).status_code == 200
+        assert client.get("/console/status").status_code == 401
+
+
+def test_search_shows_relevance_explain_and_related_nodes(site: Site) -> None:
+    with _client(site) as client:
+        page = client.get("/console/search", params={"q": "Who works at Globex?", "explain": "1", "minRelevance": "0"})
+        assert page.status_code == 200
+        assert f'href="/console/node/{site.ids["ada"]}"' in page.text
+        text = _text(page)
+        for column in ("vector", "BM25", "fused", "boost", "final"):
+            assert column in text
+        assert "WORKS_FOR" in text  # the hit's related node
+        bm25 = client.get("/console/search", params={"q": "Globex Corporation", "fusion": "bm25", "minRelevance": "0"})
+        assert "mode bm25" in _text(bm25) and site.ids["globex"] in bm25.text
+        bad = client.get("/console/search", params={"q": "Globex", "fusion": "loudest"})
+        assert bad.status_code == 400 and "fusion: one of weighted, rrf, vector, bm25" in _text(bad)
+        narrowed = client.get("/console/search", params={"q": "Widget", "scope": "public", "minRelevance": "0"})
+        assert site.ids["public"] in narrowed.text and site.ids["marker"] not in narrowed.text
+    with _client(site, site.public) as client:
+        widened = client.get("/console/search", params={"q": "Widget", "scope": "admin"})
+        assert widened.status_code == 400 and "cannot be widened" in _text(widened)
+
+
+def test_node_page_shows_history_provenance_and_its_neighbourhood(site: Site) -> None:
+    with _client(site) as client:
+        fact = _text(client.get(f"/console/node/{site.ids['fact_new']}"))
+        assert "Ada leads research at Globex" in fact and "earlier (1)" in fact and "Ada is an analyst" in fact
+        ada = client.get(f"/console/node/{site.ids['ada']}")
+        text = _text(ada)
+        assert "Research Globex" in text and "completed" in text  # the Task that produced it
+        assert "memory-write" in text  # a tool call that named it
+        assert f'href="/console/node/{site.ids["globex"]}"' in ada.text
+        graph = client.get(f"/console/node/{site.ids['ada']}/graph.json", params={"hops": "2"}).json()
+        ids = {n["id"] for n in graph["nodes"]}
+        assert {site.ids["ada"], site.ids["globex"], site.ids["task"]} <= ids
+        assert {"source": site.ids["ada"], "target": site.ids["globex"], "type": "WORKS_FOR"} in graph["edges"]
+        assert [n["id"] for n in graph["nodes"] if n["center"]] == [site.ids["ada"]]
+        assert client.get(f"/console/node/{site.ids['ada']}", params={"hops": "4"}).status_code == 400
+        assert client.get(f"/console/node/{site.ids['ada']}/graph.json", params={"hops": "x"}).status_code == 400
+
+
+def test_names_that_look_like_markup_are_shown_as_text(site: Site) -> None:
+    with _client(site) as client:
+        for page in (
+            client.get(f"/console/node/{site.ids['script']}"),
+            client.get("/console/search", params={"q": "window xss", "minRelevance": "0"}),
+            client.get(f"/console/node/{site.ids['public']}"),
+        ):
+            assert page.status_code == 200
+            assert SCRIPT_NAME not in page.text and IMG_NAME not in page.text
+            assert html.escape(SCRIPT_NAME, quote=False) in page.text
+
+
+@pytest.mark.parametrize("which", ["public", "scoped_admin"])
+def test_a_pinned_key_sees_no_admin_node_anywhere(site: Site, which: str) -> None:
+    key = getattr(site, which)
+    hidden = [site.ids[k] for k in ("ada", "globex", "fact_new", "fact_old", "marker", "task")]
+    with _client(site, key) as client:
+        pages = [client.get(p) for p in PAGES]
+        pages.append(client.get("/console/search", params={"q": "strategy for the widget market", "minRelevance": "0"}))
+        pages.append(client.get("/console/search", params={"q": "Ada Lovelace Globex", "minRelevance": "0"}))
+        pages.append(client.get(f"/console/node/{site.ids['public']}", params={"hops": "3"}))
+        for page in pages:
+            assert page.status_code == 200, page.url
+            assert ADMIN_MARKER not in page.text
+            if which == "public":  # unscoped nodes (the admin's chat turns) pass a scope pin without an agent pin
+                assert "Globex" not in _text(page).replace("q=Globex", "")
+            assert not any(node_id in page.text for node_id in hidden), page.url
+        assert PUBLIC_NAME in _text(client.get("/console/search", params={"q": "Widget", "minRelevance": "0"}))
+        assert "Counts are shown to keys that see the whole account" in _text(client.get("/console/status"))
+        for node_id in hidden:
+            assert client.get(f"/console/node/{node_id}").status_code == 404
+            assert client.get(f"/console/node/{node_id}/graph.json").status_code == 404
+        absent = client.get("/console/node/no-such-node")
+        assert absent.status_code == 404 and _text(absent) == _text(client.get(f"/console/node/{site.ids['marker']}"))
+
+
+def test_status_shows_the_account_counts_to_an_unpinned_admin(site: Site) -> None:
+    with _client(site) as client:
+        text = _text(client.get("/console/status"))
+    assert "This account" in text and "Person" in text and "missing embeddings" in text
+    assert re.search(r"nodes\s+\d+", text)
