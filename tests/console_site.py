@@ -60,9 +60,8 @@ async def _seed(url: str, secret: str, handbook: Path) -> dict[str, str]:
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120)) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
-        await _call(
-            client, "conversation-append", {"sessionId": SESSION, "role": "user", "content": "Who runs Globex?"}
-        )
+        for role, content in (("user", "Who runs Globex?"), ("assistant", "Let me research it.")):
+            await _call(client, "conversation-append", {"sessionId": SESSION, "role": role, "content": content})
         task = await _call(client, "work-create", {"kind": "company-research", "title": "Research Globex"})
         ids["task"] = task["taskId"]
         org = await _call(
@@ -164,3 +163,19 @@ def console_site(account: ValidatedAccount, data_root: Path) -> Iterator[Site]:
     with serve_app(app) as base:
         ids = anyio.run(_seed, f"{base}/mcp", secret, handbook)
         yield Site(base, data_root, account, admin, secret, public, scoped, ids)
+
+
+def served_console(db: Any, tmp_path_factory: Any) -> Iterator[Site]:
+    """The body of a module fixture: a fresh account and data root, served and seeded, purged after."""
+    from maxy.accounts import create_account, validate_account
+
+    from tests.conftest import purge_account
+
+    root = tmp_path_factory.mktemp("console") / "data"
+    root.mkdir()
+    account = validate_account(root, create_account(root, "console").account_id)
+    try:
+        with console_site(account, root) as served:
+            yield served
+    finally:
+        purge_account(db, account.account_id)

@@ -12,25 +12,18 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from maxy.accounts import create_account, validate_account
 from maxy.mcp.keys import create_api_key, revoke_api_key
 from maxy.webconsole.app import CSP
 from maxy.webconsole.login import mint_login
 
-from tests.conftest import purge_account
-from tests.console_site import ADMIN_MARKER, IMG_NAME, PUBLIC_NAME, SCRIPT_NAME, Site, console_site
+from tests.console_site import ADMIN_MARKER, IMG_NAME, PUBLIC_NAME, SCRIPT_NAME, Site, served_console
 
 PAGES = ["/console/search", "/console/search?q=Globex", "/console/status"]
 
 
 @pytest.fixture(scope="module")
 def site(db, tmp_path_factory) -> Iterator[Site]:
-    root = tmp_path_factory.mktemp("console") / "data"
-    root.mkdir()
-    account = validate_account(root, create_account(root, "console").account_id)
-    with console_site(account, root) as served:
-        yield served
-    purge_account(db, account.account_id)
+    yield from served_console(db, tmp_path_factory)
 
 
 @contextmanager
