@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from maxy.errors import ValidationError
-from maxy.graph.guards import Caller, node_guard, related_guard
+from maxy.graph.guards import Caller, deleted_guard, node_guard, related_guard
 
 
 # ---- unit checks -----------------------------------------------------------------------
@@ -45,3 +45,18 @@ def test_caller_rejects_unknown_scope_and_missing_account():
         Caller("acc", ("secret",))
     with pytest.raises(ValidationError):
         Caller("")
+
+
+def test_only_an_admin_view_reads_the_trash():
+    assert Caller("acc").admin_view and Caller("acc", ("admin",), "alpha").admin_view
+    assert Caller("acc", None, "alpha").admin_view and Caller("acc", ("shared", "admin")).admin_view
+    for scopes in (("public",), ("public", "shared"), ("shared",)):
+        with pytest.raises(ValidationError) as err:
+            deleted_guard(Caller("acc", scopes, "alpha"))
+        assert err.value.field == "deleted"
+    g = deleted_guard(Caller("acc", ("admin",), "alpha"), "d")
+    assert g.clause == (
+        "d.deletedAt IS NOT NULL AND d.pendingWrite IS NULL AND d.accountId = $g_accountId"
+        " AND (d.scope IS NULL OR d.scope IN $g_allowedScopes) AND (d.agents IS NOT NULL AND $g_agentSlug IN d.agents)"
+    )
+    assert g.params == {"g_accountId": "acc", "g_allowedScopes": ["admin"], "g_agentSlug": "alpha"}

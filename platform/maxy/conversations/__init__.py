@@ -9,10 +9,12 @@
 - ``context``: what an admin conversation carries over (briefing, review digest, open
   tasks, recent alerts);
 - ``append``: ``append_turn``, one turn from the agent (the Conversation appears at the second);
+- ``listing``: ``list_conversations`` and ``session_messages``, paged, for the operator console;
 - ``cli``: ``maxy conversation import|search|append``.
 """
 
+from .listing import list_conversations, session_messages
 from .search import search_messages
 from .store import check_session_id, find_conversation
 
-__all__ = ["check_session_id", "find_conversation", "search_messages"]
+__all__ = ["check_session_id", "find_conversation", "list_conversations", "search_messages", "session_messages"]

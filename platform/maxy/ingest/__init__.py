@@ -1,7 +1,8 @@
 """Document ingestion: parse files, chunk them semantically, summarise each level and write
-the KnowledgeDocument -> Section -> Chunk hierarchy atomically; soft delete and purge.
+the KnowledgeDocument -> Section -> Chunk hierarchy atomically; soft delete, restore and purge;
+the operator's listing of documents and their outline.
 
-    from maxy.ingest import ingest_paths, ingest_record, soft_delete_attachment, purge
+    from maxy.ingest import ingest_paths, ingest_record, soft_delete_attachment, restore_attachment, purge
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from .hierarchy import (
     ingest_records,
     protected_folders,
 )
-from .lifecycle import DEFAULT_GRACE_DAYS, purge, soft_delete_attachment
+from .lifecycle import DEFAULT_GRACE_DAYS, purge, restore_attachment, soft_delete_attachment
+from .listing import document_outline, list_documents
 from .parse import (
     SUPPORTED_EXTENSIONS,
     ParsedDocument,
@@ -52,12 +54,14 @@ __all__ = [
     "collect_files",
     "content_hash",
     "document_node_id",
+    "document_outline",
     "extractive_summary",
     "get_summarizer",
     "ingest_document",
     "ingest_paths",
     "ingest_record",
     "ingest_records",
+    "list_documents",
     "parse_content",
     "parse_file",
     "parse_html",
@@ -65,6 +69,7 @@ __all__ = [
     "parse_text",
     "protected_folders",
     "purge",
+    "restore_attachment",
     "soft_delete_attachment",
     "split_sentences",
     "split_units",

@@ -10,8 +10,14 @@ replaces the hierarchy and so clears deletedAt.
 the grace period (7 days by default), in batches (``CALL {...} IN TRANSACTIONS``): it is
 safe to interrupt and re-run.
 
-Both reach only the caller's domain (``domain_guard``: account, pinned scopes and agent, live
-or deleted): a pinned caller cannot delete, and so cannot probe, a document it may not read.
+``restore_attachment`` is soft delete's mirror: it removes deletedAt from a soft-deleted
+KnowledgeDocument and from the Sections and Chunks of its attachmentId, in one transaction.
+Only an admin view restores (``Caller.admin_view``: a public or shared view never sees what was
+deleted, so it has nothing to restore).
+
+All of them reach only the caller's domain (``domain_guard``: account, pinned scopes and agent,
+live or deleted; restore the deleted, finished nodes of it, ``deleted_guard``): a pinned caller
+cannot delete, and so cannot probe, a document it may not read.
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ from typing import Any
 import neo4j
 
 from ..db import Database
-from ..errors import ValidationError
+from ..errors import GraphWriteError, ValidationError
 from ..graph.confine import not_writable
-from ..graph.guards import Caller, domain_guard
+from ..graph.guards import Caller, deleted_guard, domain_guard
 from ..logs import log_line, short
 from .hierarchy import check_attachment_id
 
@@ -48,6 +54,24 @@ def _soft_delete_query(caller: Caller) -> tuple[str, dict[str, Any]]:
     SET n.deletedAt = coalesce(n.deletedAt, $now)
     RETURN docCount, count(n) AS total, sum(CASE WHEN fresh THEN 1 ELSE 0 END) AS stamped,
            min(n.deletedAt) AS deletedAt
+    """
+    return query, d.params
+
+
+def _restore_query(caller: Caller) -> tuple[str, dict[str, Any]]:
+    d, n = deleted_guard(caller, "d"), deleted_guard(caller, "n")
+    query = f"""
+    MATCH (d:KnowledgeDocument {{accountId: $acc, attachmentId: $att}})
+    WHERE {d.clause}
+    WITH collect(d) AS docs
+    WHERE size(docs) > 0
+    OPTIONAL MATCH (n:Node {{accountId: $acc}})
+    WHERE n.attachmentId = $att AND (n:Section OR n:Chunk) AND {n.clause}
+    WITH docs, collect(n) AS parts
+    WITH docs + parts AS nodes, size(docs) AS docCount
+    UNWIND nodes AS n
+    REMOVE n.deletedAt
+    RETURN docCount, count(n) AS restored
     """
     return query, d.params
 
@@ -145,6 +169,46 @@ def soft_delete_attachment(
         ms=round((time.perf_counter() - started) * 1000),
     )
     return stamped
+
+
+def restore_attachment(db: Database, account_id: str, attachment_id: str, *, caller: Caller) -> int:
+    """Remove deletedAt from the soft-deleted document of ``attachment_id``, its sections and
+    chunks; return how many nodes were restored.
+
+    Raises GraphWriteError(reason="not-writable") naming attachmentId when the caller's domain
+    has no soft-deleted KnowledgeDocument with that attachmentId (absent, live, hidden or of
+    another account alike: a second restore changes nothing and says so), and
+    GraphWriteError(reason="not-admin") for a caller without the admin view.
+    """
+    view = _caller(account_id, caller)
+    attachment_id = check_attachment_id(attachment_id)
+    if not view.admin_view:
+        raise GraphWriteError(
+            "not-admin",
+            "attachmentId: only an admin view (unpinned, or pinned with the admin scope) restores a deleted "
+            "document; nothing was written",
+        )
+    started = time.perf_counter()
+    query, params = _restore_query(view)
+
+    def work(tx: neo4j.ManagedTransaction) -> dict[str, Any] | None:
+        record = tx.run(query, acc=account_id, att=attachment_id, **params).single()
+        return record.data() if record is not None else None
+
+    row = db.write_tx(work)
+    if not row:
+        raise not_writable("attachmentId", attachment_id, "deleted document")
+    restored = int(row["restored"])
+    log_line(
+        "ingest",
+        op="restore",
+        accountId=short(account_id),
+        attachmentId=attachment_id,
+        documents=row["docCount"],
+        nodes=restored,
+        ms=round((time.perf_counter() - started) * 1000),
+    )
+    return restored
 
 
 def _cutoff(grace_days: float, now: datetime | None) -> str:

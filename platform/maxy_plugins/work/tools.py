@@ -47,7 +47,7 @@ from maxy.plugins import (
 )
 from maxy.provenance import produced_ids
 from maxy.secrets import redact_secrets
-from maxy.tasks import DEFAULT_PRIORITY, DONE_STATUSES, PRIORITY_NAMES, STATUSES
+from maxy.tasks import DEFAULT_PRIORITY, DONE_STATUSES, KIND_RE, PRIORITY_NAMES, STATUSES
 from pydantic import Field
 
 MAX_INPUT_FIELDS = 60
@@ -56,7 +56,6 @@ MAX_NOTES = 50
 MAX_TITLE = 500
 MAX_STEP = 500
 MAX_NOTE = 2_000
-_KIND_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]{0,63}$")
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,55}$")
 
 if TYPE_CHECKING:  # the enums are built from maxy.tasks at run time
@@ -172,7 +171,7 @@ def work_create(
         Field(
             description="What kind of action: a lower-case slug, e.g. cloudflare-tunnel-login.",
             max_length=64,
-            json_schema_extra={"pattern": _KIND_RE.pattern},  # checked by the tool, with its own message
+            json_schema_extra={"pattern": KIND_RE.pattern},  # checked by the tool, with its own message
         ),
     ],
     title: Annotated[
@@ -207,7 +206,7 @@ def work_create(
     ] = None,
 ) -> dict[str, Any]:
     require(
-        isinstance(kind, str) and bool(_KIND_RE.match(kind)),
+        isinstance(kind, str) and bool(KIND_RE.match(kind)),
         "kind",
         "a lower-case slug such as cloudflare-tunnel-login",
     )
