@@ -15,7 +15,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.browser.conftest import console_errors, save_screenshot
-from tests.console_site import ADMIN_MARKER, PUBLIC_NAME, SCRIPT_NAME, Site, served_console
+from tests.console_site import ADMIN_MARKER, PUBLIC_NAME, SCRIPT_NAME, SESSION, Site, served_console
 from tests.local_http import serve_app
 
 WAIT_S = 60
@@ -148,6 +148,13 @@ def test_a_pinned_key_sees_no_admin_node_on_any_page(browser, site: Site, which:
         "/console/search?q=strategy+for+the+widget+market&minRelevance=0",
         "/console/search?q=Ada+Lovelace&minRelevance=0",
         f"/console/node/{site.ids['public']}?hops=3",
+        "/console/documents",
+        "/console/conversations",
+        f"/console/conversations/{SESSION}",
+        "/console/conversations?q=Globex",
+        "/console/reports",
+        "/console/tasks",
+        "/console/audit",
         "/console/status",
     ]
     for url in urls:
@@ -171,10 +178,39 @@ def test_every_page_loads_without_console_errors(browser, site: Site) -> None:
     _login(browser, site)
     for name, url in [
         ("search-explain", "/console/search?q=Who+leads+research+at+Globex&explain=1&minRelevance=0"),
-        ("status", "/console/status"),
         ("history", f"/console/node/{site.ids['fact_new']}"),
+        ("documents", "/console/documents"),
+        ("document", "/console/documents/handbook"),
+        ("conversations", "/console/conversations"),
+        ("conversation", f"/console/conversations/{SESSION}"),
+        ("reports", "/console/reports"),
+        ("tasks", "/console/tasks"),
+        ("audit", "/console/audit"),
+        ("status", "/console/status"),
     ]:
         browser.get(site.base + url)
         assert browser.find_element(By.TAG_NAME, "h1").text
         save_screenshot(browser, name)
         assert console_errors(browser) == [], url
+
+
+def test_a_document_is_deleted_and_restored_from_its_page(browser, site: Site) -> None:
+    _login(browser, site)
+    browser.get(f"{site.base}/console/documents/handbook")
+    browser.find_element(By.CSS_SELECTOR, "form.change button").click()
+    WebDriverWait(browser, WAIT_S).until(ec.url_contains("done=deleted"))
+    browser.find_element(By.CSS_SELECTOR, 'a[href="/console/documents/handbook?deleted=1"]').click()
+    browser.find_element(By.CSS_SELECTOR, "form.change button").click()  # Restore
+    WebDriverWait(browser, WAIT_S).until(ec.url_contains("done=restored"))
+    assert browser.find_elements(By.CSS_SELECTOR, 'a[href="/console/documents/handbook"]')
+    assert console_errors(browser) == []
+
+
+def test_log_out_ends_the_session(browser, site: Site) -> None:
+    _login(browser, site)
+    browser.find_element(By.CSS_SELECTOR, 'form[action="/console/logout"] button').click()
+    WebDriverWait(browser, WAIT_S).until(ec.url_contains("/console/logout"))
+    assert "Not signed in" in browser.find_element(By.TAG_NAME, "h1").text
+    browser.get(f"{site.base}/console/search")
+    assert "Not signed in" in browser.find_element(By.TAG_NAME, "h1").text
+    console_errors(browser)  # the 401 is logged as a failed load

@@ -16,9 +16,19 @@ from maxy.mcp.keys import create_api_key, revoke_api_key
 from maxy.webconsole.app import CSP
 from maxy.webconsole.login import mint_login
 
-from tests.console_site import ADMIN_MARKER, IMG_NAME, PUBLIC_NAME, SCRIPT_NAME, Site, served_console
+from tests.console_site import ADMIN_MARKER, IMG_NAME, PUBLIC_NAME, SCRIPT_NAME, SESSION, Site, served_console
 
-PAGES = ["/console/search", "/console/search?q=Globex", "/console/status"]
+PAGES = [
+    "/console/search",
+    "/console/search?q=Globex",
+    "/console/documents",
+    "/console/conversations",
+    "/console/conversations?q=Globex",
+    "/console/reports",
+    "/console/tasks",
+    "/console/audit",
+    "/console/status",
+]
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +93,7 @@ def test_every_console_response_carries_the_security_headers(site: Site) -> None
         for response in responses:
             assert response.headers["content-security-policy"] == CSP, response.url
             assert response.headers["x-content-type-options"] == "nosniff"
-            assert response.headers["referrer-policy"] == "no-referrer"
+            assert response.headers["referrer-policy"] == "same-origin"
             assert response.headers["x-frame-options"] == "DENY"
         for response in responses[:-2]:
             assert "<script>" not in response.text and " on" + "click=" not in response.text
@@ -183,3 +193,78 @@ def test_status_shows_the_account_counts_to_an_unpinned_admin(site: Site) -> Non
         text = _text(client.get("/console/status"))
     assert "This account" in text and "Person" in text and "missing embeddings" in text
     assert re.search(r"nodes\s+\d+", text)
+
+
+def _csrf(client: httpx.Client) -> str:
+    page = client.get("/console/status").text
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+
+def test_documents_delete_and_restore_with_csrf_and_an_audit_entry(site: Site) -> None:
+    with _client(site) as client:
+        listing = client.get("/console/documents")
+        assert 'href="/console/documents/handbook"' in listing.text
+        outline = _text(client.get("/console/documents/handbook"))
+        assert "Console handbook" in outline and "can be restored by an operator" in outline
+        csrf = _csrf(client)
+        same = {"origin": site.base}
+        assert client.post("/console/documents/handbook/delete", headers=same).status_code == 403  # no token
+        assert client.post("/console/documents/handbook/delete", data={"csrf": csrf}).status_code == 403  # no origin
+        assert client.post("/console/documents/handbook/purge", data={"csrf": csrf}, headers=same).status_code == 404
+        assert 'href="/console/documents/handbook"' in client.get("/console/documents").text  # still live
+
+        deleted = client.post("/console/documents/handbook/delete", data={"csrf": csrf}, headers=same)
+        assert deleted.status_code == 303 and deleted.headers["location"] == "/console/documents?deleted=1&done=deleted"
+        assert 'href="/console/documents/handbook"' not in client.get("/console/documents").text
+        trash = client.get("/console/documents", params={"deleted": "1", "done": "deleted"})
+        assert 'href="/console/documents/handbook?deleted=1"' in trash.text and "Document deleted." in _text(trash)
+        assert client.get("/console/documents/handbook").status_code == 404
+        hits = client.get("/console/search", params={"q": "restored by an operator", "minRelevance": "0"})
+        assert "Console handbook" not in _text(hits)
+        restored = client.post("/console/documents/handbook/restore", data={"csrf": csrf}, headers=same)
+        assert restored.status_code == 303
+        again = client.post("/console/documents/handbook/restore", data={"csrf": csrf}, headers=same)
+        assert again.status_code == 403 and "attachmentId: no deleted document 'handbook'" in _text(again)
+        assert 'href="/console/documents/handbook"' in client.get("/console/documents").text
+        hits = client.get("/console/search", params={"q": "restored by an operator", "minRelevance": "0"})
+        assert "Console handbook" in _text(hits)
+        audit = _text(client.get("/console/audit", params={"tool": "console-document-delete"}))
+        assert "console-document-delete" in audit and "handbook" in audit and "1 tool call " in audit
+
+
+def test_a_public_key_cannot_delete_or_see_the_trash(site: Site) -> None:
+    with _client(site, site.public) as client:
+        csrf = _csrf(client)
+        refused = client.post("/console/documents/handbook/delete", data={"csrf": csrf}, headers={"origin": site.base})
+        assert refused.status_code == 403 and "read-only" in _text(refused)
+        trash = client.get("/console/documents", params={"deleted": "1"})
+        assert trash.status_code == 400 and "deleted" in _text(trash)
+        assert "Deleted, awaiting purge" not in client.get("/console/documents").text
+    with _client(site) as client:
+        assert 'href="/console/documents/handbook"' in client.get("/console/documents").text
+
+
+def test_conversations_reports_tasks_and_audit_pages(site: Site) -> None:
+    with _client(site) as client:
+        listing = client.get("/console/conversations")
+        assert f'href="/console/conversations/{SESSION}"' in listing.text
+        messages = _text(client.get(f"/console/conversations/{SESSION}"))
+        assert messages.index("Who runs Globex?") < messages.index("Let me research it.")
+        found = _text(client.get("/console/conversations", params={"q": "who runs Globex"}))
+        assert "Who runs Globex?" in found
+        assert client.get("/console/conversations/no-such-session").status_code == 404
+        reports = client.get("/console/reports", params={"keyword": "briefing"})
+        assert f'href="/console/node/{site.ids["report"]}"' in reports.text
+        assert "No report in this view" in _text(client.get("/console/reports", params={"keyword": "nothing-tagged"}))
+        tasks = client.get("/console/tasks", params={"status": "completed"})
+        assert "Research Globex" in _text(tasks)
+        assert f'href="/console/node/{site.ids["ada"]}"' in tasks.text  # what it produced
+        assert client.get("/console/tasks", params={"status": "finished"}).status_code == 400
+        audit = client.get("/console/audit", params={"tool": "work-create"})
+        assert "1 tool call " in _text(audit) and "company-research" in _text(audit)
+        assert "No tool call in this view matches" in _text(
+            client.get("/console/audit", params={"outcome": "error", "tool": "work-create"})
+        )
+        bad = client.get("/console/audit", params={"after": "yesterday"})
+        assert bad.status_code == 400 and "after" in _text(bad)
+        assert client.get("/console/tasks", params={"page": "0"}).status_code == 400

@@ -17,10 +17,10 @@ from typing import Any
 
 from ..config import Settings
 from ..db import Database
-from ..errors import AccountError, MaxyError, ValidationError
+from ..errors import AccountError, GraphWriteError, MaxyError, ValidationError
 from ..logs import log_line, short
 from ..mcp.keys import ApiKey, ApiKeyStore
-from ..plugins.api import ToolContext
+from ..plugins.api import ToolContext, ToolError
 from .login import consume_login
 from .sessions import COOKIE, ConsoleSession, ConsoleSessions
 from .templates import render
@@ -33,7 +33,7 @@ CSP = (
 HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # a form post carries its Origin (no-referrer would send "null")
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
@@ -99,11 +99,11 @@ class Console:
                 self._contexts[key.key_id] = ctx
             return ctx
 
-    def page(self, request: Any, view: View, template: str, *, status: int = 200, **values: Any) -> Any:
+    def page(self, request: Any, view: View, template: str, *, code: int = 200, **values: Any) -> Any:
         from starlette.responses import HTMLResponse
 
         html = render(template, view=view, csrf=view.session.csrf, path=request.url.path, **values)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=code)
 
 
 def same_origin(request: Any) -> bool:
@@ -168,19 +168,21 @@ def guarded(console: Console, handler: Callable[..., Any]) -> Callable[..., Any]
                 return await handler(console, request, view)
             return await run_in_threadpool(handler, console, request, view)
         except ValidationError as err:
-            return console.page(request, view, "error.html", status=400, message=str(err))
+            return console.page(request, view, "error.html", code=400, message=str(err))
+        except (ToolError, GraphWriteError) as refused:  # a write this view may not make: nothing was written
+            return console.page(request, view, "error.html", code=403, message=str(refused))
         except NotFound as missing:
-            return console.page(request, view, "error.html", status=404, message=f"no {missing.what} in this view")
+            return console.page(request, view, "error.html", code=404, message=f"no {missing.what} in this view")
         except MaxyError as err:
             log_line("console", "page-failed", level=logging.WARNING, path=request.url.path, error=str(err))
-            return console.page(request, view, "error.html", status=503, message=str(err))
+            return console.page(request, view, "error.html", code=503, message=str(err))
 
     return endpoint
 
 
 async def logout(console: Console, request: Any, view: View) -> Any:
     if await checked_form(request, view) is None:
-        return console.page(request, view, "error.html", status=403, message="the form is stale: reload the page")
+        return console.page(request, view, "error.html", code=403, message="the form is stale: reload the page")
     console.sessions.close(request.cookies.get(COOKIE))
     log_line("console", "logout", keyId=view.key.key_id)
     response = _signed_out(request)

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import node, search, status
+from . import audit, conversations, documents, node, reports, search, status, tasks
 
 ROUTES: list[tuple[str, Callable[..., Any], list[str]]] = [
-    *search.ROUTES,
-    *node.ROUTES,
-    *status.ROUTES,
+    route for page in (search, node, documents, conversations, reports, tasks, audit, status) for route in page.ROUTES
 ]

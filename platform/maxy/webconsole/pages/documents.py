@@ -1,0 +1,90 @@
+"""Documents: the ingested documents (and, for a view holding the admin scope, the deleted ones
+awaiting purge), each with its sections and chunks; soft delete and restore, posted with the
+session's CSRF token, written by the key's own writer (a public key is refused) and audited."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from ...ingest.lifecycle import DEFAULT_GRACE_DAYS, restore_attachment, soft_delete_attachment
+from ...ingest.listing import document_outline, list_documents
+from ...logs import log_line, short
+from ..app import Console, NotFound, View, checked_form
+from ..paging import PAGE_SIZE, page_of, pager
+
+
+def documents(console: Console, request: Any, view: View) -> Any:
+    deleted = request.query_params.get("deleted") == "1"
+    page, offset = page_of(request.query_params)
+    total, rows = list_documents(console.db, view.ctx.caller, deleted=deleted, offset=offset, limit=PAGE_SIZE)
+    return console.page(
+        request,
+        view,
+        "documents.html",
+        deleted=deleted,
+        rows=rows,
+        pager=pager(request, total, page),
+        trash=view.ctx.caller.admin_view,
+        grace_days=DEFAULT_GRACE_DAYS,
+        done=request.query_params.get("done"),
+    )
+
+
+def document(console: Console, request: Any, view: View) -> Any:
+    deleted = request.query_params.get("deleted") == "1"
+    outline = document_outline(console.db, view.ctx.caller, request.path_params["attachment_id"], deleted=deleted)
+    if outline is None:
+        raise NotFound("document with this attachment id")
+    writable = view.key.role == "admin" and (not deleted or view.ctx.caller.admin_view)
+    return console.page(request, view, "document.html", outline=outline, deleted=deleted, writable=writable)
+
+
+async def change(console: Console, request: Any, view: View) -> Any:
+    """POST .../delete or .../restore: one document, its sections and chunks."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import RedirectResponse
+
+    action = request.path_params["action"]
+    if action not in ("delete", "restore"):
+        raise NotFound("such action")
+    if await checked_form(request, view) is None:
+        return console.page(request, view, "error.html", code=403, message="the form is stale: reload the page")
+    attachment = request.path_params["attachment_id"]
+    await run_in_threadpool(_change, view, action, attachment)
+    target = "/console/documents?deleted=1" if action == "delete" else "/console/documents"
+    return RedirectResponse(f"{target}{'&' if '?' in target else '?'}done={action}d", status_code=303)
+
+
+def _change(view: View, action: str, attachment: str) -> int:
+    from ...mcp.audit import ToolCallRecord, record_tool_call
+
+    ctx = view.ctx
+    writer = ctx.writer("console")  # refuses the public role, confined to the key's view
+    started = datetime.now(UTC)
+    apply = soft_delete_attachment if action == "delete" else restore_attachment
+    count = apply(writer.db, ctx.caller.account_id, attachment, caller=ctx.caller)
+    log_line(
+        "console", f"document-{action}", accountId=short(ctx.caller.account_id), attachmentId=attachment, nodes=count
+    )
+    record_tool_call(
+        ctx,
+        ToolCallRecord(
+            f"console-document-{action}",
+            "console",
+            {"attachmentId": attachment},
+            json.dumps({"nodes": count}),
+            False,
+            started,
+            datetime.now(UTC),
+        ),
+    )
+    return count
+
+
+ROUTES = [
+    ("/documents", documents, ["GET"]),
+    ("/documents/{attachment_id}", document, ["GET"]),
+    ("/documents/{attachment_id}/{action:str}", change, ["POST"]),
+]
