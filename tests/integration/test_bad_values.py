@@ -87,6 +87,8 @@ OPTIONS: dict[tuple[str, str], tuple[list[str], int]] = {
     ("backup", "--out"): (["--out", NL], 2),
     ("conversation append", "--role"): (["s1", "hello", "--role", "narrator"], 2),
     ("conversation append", "--speaker"): (["s1", "hello", "--speaker", NL], 2),
+    ("console", "--url"): (["--url", "ftp://127.0.0.1:8765/console"], 2),
+    ("console", "--key-id"): (["--key-id", "no-such-key"], 2),
     ("conversation append", "--timestamp"): (["s1", "hello", "--timestamp", "yesterday-ish"], 2),
     ("conversation append", "--message-id"): (["s1", "hello", "--message-id", NL], 2),
     ("conversation search", "--session"): (["q", "--session", NL], 2),

@@ -1,0 +1,56 @@
+"""`maxy console` as an operator runs it: the printed link logs into a running `maxy serve`
+once; the first run makes an admin key for the console and later runs reuse it; `--key-id`
+logs in with another key (a public one sees its own view); nothing answering is said."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import httpx
+from maxy.config import load_settings
+from maxy.mcp.http import create_app
+from maxy.mcp.keys import create_api_key, list_api_keys
+from maxy.plugins.discovery import discover_plugins
+
+from tests.local_http import _free_port, serve_app
+from tests.plugins_fixture.helpers import CLI, REPO, child_env
+
+
+def _console(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "console", *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=180
+    )
+
+
+def test_the_printed_link_logs_in_once_and_the_console_key_is_reused(db, account, data_root) -> None:
+    env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
+    app = create_app(discover_plugins(None, []), load_settings(DATA_ROOT=data_root, ACCOUNT_ID=account.account_id))
+    with serve_app(app) as base:
+        first = _console(env, "--url", base, "--json")
+        assert first.returncode == 0, first.stderr
+        made = json.loads(first.stdout)
+        assert made["keyCreated"] and made["serverAnswers"] and made["expiresInSeconds"] == 300
+        assert made["url"].startswith(f"{base}/console/login?token=")
+        [key] = list_api_keys(data_root, account.account_id)
+        assert key.key_id == made["keyId"] and key.role == "admin" and key.scopes is None
+
+        plain = _console(env, "--url", base + "/")
+        assert plain.returncode == 0 and plain.stdout.count("\n") == 1
+        assert f"as key {key.key_id} (admin)" in plain.stderr and "created" not in plain.stderr
+        with httpx.Client() as client:
+            opened = client.get(plain.stdout.strip())
+            assert opened.status_code == 303 and opened.headers["location"] == "/console/search"
+            assert client.get(base + "/console/search").status_code == 200
+            assert client.get(plain.stdout.strip()).status_code == 401  # once
+
+        _, public = create_api_key(data_root, account.account_id, role="public", agent_slug="concierge")
+        chosen = json.loads(_console(env, "--url", base, "--key-id", public.key_id, "--json").stdout)
+        assert chosen["keyId"] == public.key_id and not chosen["keyCreated"]
+        with httpx.Client() as client:
+            assert client.get(chosen["url"]).status_code == 303
+            assert "role public" in client.get(base + "/console/status").text
+    assert len(list_api_keys(data_root, account.account_id)) == 2
+
+    silent = _console(env, "--url", f"http://127.0.0.1:{_free_port()}")
+    assert silent.returncode == 0 and "nothing answers" in silent.stderr and "maxy serve" in silent.stderr
