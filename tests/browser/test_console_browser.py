@@ -55,6 +55,8 @@ def test_an_operator_finds_a_node_by_search_and_walks_its_neighbourhood_and_prov
     assert canvas and canvas[0].size["width"] > 100
     assert "Research Globex" in browser.find_element(By.TAG_NAME, "main").text  # provenance: the Task
     save_screenshot(browser, "node")
+    browser.execute_script("document.getElementById('graph').scrollIntoView()")
+    save_screenshot(browser, "graph")
     assert console_errors(browser) == []
 
     # click to walk: a tap on Globex in the picture opens Globex's page

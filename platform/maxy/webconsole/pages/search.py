@@ -44,7 +44,7 @@ def _form(params: Any) -> dict[str, Any]:
 def search(console: Console, request: Any, view: View) -> Any:
     params = request.query_params
     form = _form(params)
-    choices = {"labels": SEARCHABLE_LABELS, "scopes": SCOPE_VALUES, "fusions": FUSIONS}
+    choices = {"labels": sorted(SEARCHABLE_LABELS), "scopes": SCOPE_VALUES, "fusions": FUSIONS}
     if not form["q"]:
         return console.page(request, view, "search.html", form=form, choices=choices, response=None, hits=[])
     limit = _number(params, "limit", 10, int)

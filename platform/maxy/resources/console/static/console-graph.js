@@ -17,6 +17,8 @@
       container: box,
       elements: elements,
       wheelSensitivity: 0.3,
+      minZoom: 0.2,
+      maxZoom: 1.5,
       style: [
         { selector: "node", style: { "label": "data(title)", "font-size": 10, "text-valign": "bottom", "text-margin-y": 4,
           "background-color": "#5b6b86", "width": 18, "height": 18, "color": "#1d2330", "text-wrap": "ellipsis", "text-max-width": 140 } },
