@@ -179,3 +179,17 @@ def served_console(db: Any, tmp_path_factory: Any) -> Iterator[Site]:
             yield served
     finally:
         purge_account(db, account.account_id)
+
+
+def open_link(client: Any, link: str) -> Any:
+    """What a browser does with a login link: load its page, then press Log in (a same-origin
+    post of the token the page holds). Returns the answer to the post."""
+    import re
+    from urllib.parse import urlsplit
+
+    page = client.get(link)
+    assert page.status_code == 200, page.status_code
+    token = re.search(r'name="token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    parts = urlsplit(link)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    return client.post(f"{origin}/console/login", data={"token": token}, headers={"origin": origin})

@@ -13,6 +13,7 @@ from maxy.mcp.http import create_app
 from maxy.mcp.keys import create_api_key, list_api_keys
 from maxy.plugins.discovery import discover_plugins
 
+from tests.console_site import open_link
 from tests.local_http import _free_port, serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
@@ -39,16 +40,17 @@ def test_the_printed_link_logs_in_once_and_the_console_key_is_reused(db, account
         assert plain.returncode == 0 and plain.stdout.count("\n") == 1
         assert f"as key {key.key_id} (admin)" in plain.stderr and "created" not in plain.stderr
         with httpx.Client() as client:
-            opened = client.get(plain.stdout.strip())
+            opened = open_link(client, plain.stdout.strip())
             assert opened.status_code == 303 and opened.headers["location"] == "/console/search"
             assert client.get(base + "/console/search").status_code == 200
-            assert client.get(plain.stdout.strip()).status_code == 401  # once
+            client.cookies.clear()
+            assert open_link(client, plain.stdout.strip()).status_code == 401  # once
 
         _, public = create_api_key(data_root, account.account_id, role="public", agent_slug="concierge")
         chosen = json.loads(_console(env, "--url", base, "--key-id", public.key_id, "--json").stdout)
         assert chosen["keyId"] == public.key_id and not chosen["keyCreated"]
         with httpx.Client() as client:
-            assert client.get(chosen["url"]).status_code == 303
+            assert open_link(client, chosen["url"]).status_code == 303
             assert "role public" in client.get(base + "/console/status").text
     assert len(list_api_keys(data_root, account.account_id)) == 2
 

@@ -16,7 +16,16 @@ from maxy.mcp.keys import create_api_key, revoke_api_key
 from maxy.webconsole.app import CSP
 from maxy.webconsole.login import mint_login
 
-from tests.console_site import ADMIN_MARKER, IMG_NAME, PUBLIC_NAME, SCRIPT_NAME, SESSION, Site, served_console
+from tests.console_site import (
+    ADMIN_MARKER,
+    IMG_NAME,
+    PUBLIC_NAME,
+    SCRIPT_NAME,
+    SESSION,
+    Site,
+    open_link,
+    served_console,
+)
 
 PAGES = [
     "/console/search",
@@ -40,7 +49,7 @@ def site(db, tmp_path_factory) -> Iterator[Site]:
 def _client(site: Site, key=None) -> Iterator[httpx.Client]:
     """A client logged in with ``key`` (default: the admin key)."""
     with httpx.Client(base_url=site.base, timeout=60) as client:
-        response = client.get(site.login_url(key or site.admin))
+        response = open_link(client, site.login_url(key or site.admin))
         assert response.status_code == 303 and response.headers["location"] == "/console/search"
         yield client
 
@@ -52,20 +61,34 @@ def _text(response: httpx.Response) -> str:
 
 def test_login_link_opens_once_and_sets_a_strict_session_cookie(site: Site) -> None:
     url = site.login_url(site.admin)
+    token = url.split("token=")[1]
     with httpx.Client(base_url=site.base) as client:
         assert client.get("/console/search").status_code == 401
-        first = client.get(url)
+        assert client.head(url).status_code == 200 and client.get(url).status_code == 200  # a preview uses nothing up
+        forged = client.post("/console/login", data={"token": token}, headers={"origin": "http://evil.example"})
+        assert forged.status_code == 401 and "set-cookie" not in forged.headers  # and the token is still good
+        first = open_link(client, url)
         assert first.status_code == 303
         cookie = first.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/console" in cookie
         assert client.get("/console/search").status_code == 200
+        earlier = client.cookies["maxy_console"]
+        assert open_link(client, site.login_url(site.admin)).status_code == 303  # logging in again
+        client.cookies.set("maxy_console", earlier, path="/console")
+        assert client.get("/console/search").status_code == 401  # ended the earlier session
     with httpx.Client(base_url=site.base) as other:
-        again = other.get(url)
+        again = other.post("/console/login", data={"token": token}, headers={"origin": site.base})
         assert again.status_code == 401 and "set-cookie" not in again.headers
         assert "maxy console" in again.text
         assert other.get("/console/search").status_code == 401
         assert other.get("/console/login?token=' OR 1=1 --").status_code == 401
         assert other.get("/console/login").status_code == 401
+        logins = site.data_root / "console" / "logins.json"
+        stamp = logins.stat().st_mtime_ns
+        for _ in range(3):  # unknown tokens of the right shape rewrite nothing
+            refused = other.post("/console/login", data={"token": "A" * 43}, headers={"origin": site.base})
+            assert refused.status_code == 401
+        assert logins.stat().st_mtime_ns == stamp and oct(logins.stat().st_mode & 0o777) == "0o600"
 
 
 def test_an_expired_link_and_a_link_for_a_revoked_key_open_nothing(site: Site) -> None:
@@ -74,8 +97,8 @@ def test_an_expired_link_and_a_link_for_a_revoked_key_open_nothing(site: Site) -
     link = site.login_url(doomed)
     revoke_api_key(site.data_root, doomed.key_id)
     with httpx.Client(base_url=site.base) as client:
-        assert client.get(f"/console/login?token={expired}").status_code == 401
-        assert client.get(link).status_code == 401
+        assert open_link(client, f"{site.base}/console/login?token={expired}").status_code == 401
+        assert open_link(client, link).status_code == 401
 
 
 def test_revoking_the_key_ends_its_sessions(site: Site) -> None:
@@ -195,6 +218,10 @@ def test_status_shows_the_account_counts_to_an_unpinned_admin(site: Site) -> Non
     assert re.search(r"nodes\s+\d+", text)
 
 
+def _form(action: str, csrf: str | None = None, attachment: str = "handbook") -> dict[str, str]:
+    return {"action": action, "attachmentId": attachment, **({"csrf": csrf} if csrf else {})}
+
+
 def _csrf(client: httpx.Client) -> str:
     page = client.get("/console/status").text
     return re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
@@ -208,12 +235,13 @@ def test_documents_delete_and_restore_with_csrf_and_an_audit_entry(site: Site) -
         assert "Console handbook" in outline and "can be restored by an operator" in outline
         csrf = _csrf(client)
         same = {"origin": site.base}
-        assert client.post("/console/documents/handbook/delete", headers=same).status_code == 403  # no token
-        assert client.post("/console/documents/handbook/delete", data={"csrf": csrf}).status_code == 403  # no origin
-        assert client.post("/console/documents/handbook/purge", data={"csrf": csrf}, headers=same).status_code == 404
+        assert client.post("/console/documents", data=_form("delete"), headers=same).status_code == 403  # no token
+        assert client.post("/console/documents", data=_form("delete", csrf)).status_code == 403  # no origin
+        purge = client.post("/console/documents", data=_form("purge", csrf), headers=same)
+        assert purge.status_code == 400 and "action: delete or restore" in _text(purge)
         assert 'href="/console/documents/handbook"' in client.get("/console/documents").text  # still live
 
-        deleted = client.post("/console/documents/handbook/delete", data={"csrf": csrf}, headers=same)
+        deleted = client.post("/console/documents", data=_form("delete", csrf), headers=same)
         assert deleted.status_code == 303 and deleted.headers["location"] == "/console/documents?deleted=1&done=deleted"
         assert 'href="/console/documents/handbook"' not in client.get("/console/documents").text
         trash = client.get("/console/documents", params={"deleted": "1", "done": "deleted"})
@@ -221,9 +249,9 @@ def test_documents_delete_and_restore_with_csrf_and_an_audit_entry(site: Site) -
         assert client.get("/console/documents/handbook").status_code == 404
         hits = client.get("/console/search", params={"q": "restored by an operator", "minRelevance": "0"})
         assert "Console handbook" not in _text(hits)
-        restored = client.post("/console/documents/handbook/restore", data={"csrf": csrf}, headers=same)
+        restored = client.post("/console/documents", data=_form("restore", csrf), headers=same)
         assert restored.status_code == 303
-        again = client.post("/console/documents/handbook/restore", data={"csrf": csrf}, headers=same)
+        again = client.post("/console/documents", data=_form("restore", csrf), headers=same)
         assert again.status_code == 403 and "attachmentId: no deleted document 'handbook'" in _text(again)
         assert 'href="/console/documents/handbook"' in client.get("/console/documents").text
         hits = client.get("/console/search", params={"q": "restored by an operator", "minRelevance": "0"})
@@ -235,7 +263,7 @@ def test_documents_delete_and_restore_with_csrf_and_an_audit_entry(site: Site) -
 def test_a_public_key_cannot_delete_or_see_the_trash(site: Site) -> None:
     with _client(site, site.public) as client:
         csrf = _csrf(client)
-        refused = client.post("/console/documents/handbook/delete", data={"csrf": csrf}, headers={"origin": site.base})
+        refused = client.post("/console/documents", data=_form("delete", csrf), headers={"origin": site.base})
         assert refused.status_code == 403 and "read-only" in _text(refused)
         trash = client.get("/console/documents", params={"deleted": "1"})
         assert trash.status_code == 400 and "deleted" in _text(trash)
@@ -268,3 +296,64 @@ def test_conversations_reports_tasks_and_audit_pages(site: Site) -> None:
         bad = client.get("/console/audit", params={"after": "yesterday"})
         assert bad.status_code == 400 and "after" in _text(bad)
         assert client.get("/console/tasks", params={"page": "0"}).status_code == 400
+
+
+def test_odd_input_answers_one_line_never_a_bare_500(site: Site) -> None:
+    with _client(site) as client:
+        for url, field in [
+            ("/console/documents?page=%C2%B2", "page"),
+            ("/console/tasks?page=99999999999999999999999", "page"),
+            (f"/console/node/{site.ids['ada']}?hops=%E2%91%A1", "hops"),
+            ("/console/audit?after=9999-12-31T23:59:59-01:00", "after"),
+            ("/console/search?q=x&after=9999-12-31T23:59:59-01:00", "after"),
+            ("/console/search?q=x&minRelevance=lots", "minRelevance"),
+        ]:
+            page = client.get(url)
+            assert page.status_code == 400, url
+            assert page.headers["content-security-policy"] == CSP
+            assert re.search(rf"\b{field}: ", _text(page)), (url, _text(page)[-300:])
+        bogus = client.get("/console/documents", params={"done": "deleted. Sign in again at evil.example"})
+        assert "evil.example" not in bogus.text
+
+
+def test_ids_with_url_characters_are_links_to_themselves(site: Site, tmp_path) -> None:
+    from maxy.config import load_settings
+    from maxy.db import Database
+    from maxy.embeddings import get_embedder
+    from maxy.graph.write import GraphWriter
+    from maxy.ingest import ingest_record
+
+    odd = "team/notes?draft#1 %41"
+    settings = load_settings(DATA_ROOT=site.data_root)
+    with Database(settings) as db:
+        writer = GraphWriter(db, site.account, get_embedder(settings), created_by="test")
+        ingest_record(writer, odd, "Odd notes", "Notes kept under an odd attachment id.")
+    with _client(site) as client:
+        listing = client.get("/console/documents")
+        href = re.search(r'href="(/console/documents/team[^"]*)"', listing.text).group(1)  # type: ignore[union-attr]
+        assert "/" not in href.removeprefix("/console/documents/") and "?" not in href and "#" not in href
+        outline = client.get(html.unescape(href))
+        assert outline.status_code == 200 and "Notes kept under an odd attachment id." in _text(outline)
+        csrf = _csrf(client)
+        gone = client.post("/console/documents", data=_form("delete", csrf, odd), headers={"origin": site.base})
+        assert gone.status_code == 303
+        assert client.get(html.unescape(href)).status_code == 404
+        assert client.get("/console/documents/team").status_code == 404
+
+
+def test_a_public_key_whose_record_lost_its_pins_is_no_key(site: Site) -> None:
+    import json as jsonlib
+
+    from maxy.mcp.keys import create_api_key as make_key
+
+    _, key = make_key(site.data_root, site.account.account_id, role="public", agent_slug="concierge")
+    path = site.data_root / "accounts" / site.account.account_id / "api-keys.json"
+    with _client(site, key) as client:
+        assert client.get("/console/status").status_code == 200
+        data = jsonlib.loads(path.read_text())
+        for record in data["keys"]:
+            if record["keyId"] == key.key_id:
+                record["scopes"] = []  # a hand edit that would widen it to every scope
+        path.write_text(jsonlib.dumps(data))
+        assert client.get("/console/status").status_code == 401
+        assert client.get("/console/documents", params={"deleted": "1"}).status_code == 401

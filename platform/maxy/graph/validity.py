@@ -48,7 +48,10 @@ def to_instant(value: object, field: str) -> str:
         raise ValidationError(field, "an ISO 8601 date or date-time (e.g. 2024-03-01 or 2024-03-01T09:30:00Z)")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="seconds")
+    try:
+        return moment.astimezone(UTC).isoformat(timespec="seconds")
+    except OverflowError:  # 9999-12-31T23:59-01:00 is past the last instant Python holds
+        raise ValidationError(field, f"{value!r} is outside the years 1 to 9999 once turned into UTC") from None
 
 
 def date_text(value: object) -> str | None:

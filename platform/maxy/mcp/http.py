@@ -31,13 +31,14 @@ from typing import Any
 from ..accounts import validate_account
 from ..config import Settings, load_settings
 from ..db import Database
+from ..errors import ConfigError
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role, ToolContext, ToolError
 from ..plugins.discovery import LoadedPlugin
 from .audit_retention import finish_prunes
 from .health import health_report
 from .keys import ApiKey, ApiKeyStore
-from .server import MaxyMCPServer, _embedder, create_mcp_server, pinned_context
+from .server import MaxyMCPServer, _embedder, check_public_pins, create_mcp_server, pinned_context
 from .stdio import bad_message
 
 MCP_PATH = "/mcp"
@@ -110,6 +111,8 @@ def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedde
             "KNOWLEDGE_KEYWORDS": None,
         }
     )
+    if record.role == "public":  # a key file edited by hand must not widen a public key
+        check_public_pins(pinned)
     log_line(
         "mcp",
         "pinned",
@@ -144,7 +147,11 @@ class KeyContexts:
         with self._lock:
             ctx = self._contexts.get((record.key_id, plugin))
             if ctx is None:
-                ctx = replace(context_for_key(self.settings, record, db=self.db, embedder=self.embedder), plugin=plugin)
+                try:
+                    ctx = context_for_key(self.settings, record, db=self.db, embedder=self.embedder)
+                except ConfigError as unusable:  # a public key whose record lost its pins
+                    raise ToolError(f"API key: {unusable}") from None
+                ctx = replace(ctx, plugin=plugin)
                 self._contexts[(record.key_id, plugin)] = ctx
         conversation = (headers or {}).get(CONVERSATION_HEADER) or (headers or {}).get(SESSION_HEADER)
         return replace(ctx, session_node_id=conversation.strip()) if conversation and conversation.strip() else ctx

@@ -122,6 +122,8 @@ def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
     if role not in ROLES or not isinstance(raw.get("keyId"), str) or not isinstance(raw.get("hash"), str):
         return None
     scopes = raw.get("scopes")
+    if scopes is not None and (not isinstance(scopes, list) or any(s not in SCOPE_VALUES for s in scopes)):
+        return None  # a hand-edited record with a scope no key can hold is no key at all
     return ApiKey(
         key_id=raw["keyId"],
         account_id=account_id,

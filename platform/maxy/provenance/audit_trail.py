@@ -42,7 +42,10 @@ def _instant(value: object, field: str) -> str:
         raise ValidationError(
             field, f"{value!r} is not an ISO 8601 date-time; give one such as 2026-05-07T06:00:00Z"
         ) from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+    try:
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+    except OverflowError:
+        raise ValidationError(field, f"{value!r} is outside the years 1 to 9999 once turned into UTC") from None
 
 
 def _window(after: object, before: object) -> tuple[str, dict[str, Any]]:

@@ -17,11 +17,11 @@ from typing import Any
 
 from ..config import Settings
 from ..db import Database
-from ..errors import AccountError, GraphWriteError, MaxyError, ValidationError
+from ..errors import AccountError, ConfigError, GraphWriteError, MaxyError, ValidationError
 from ..logs import log_line, short
 from ..mcp.keys import ApiKey, ApiKeyStore
 from ..plugins.api import ToolContext, ToolError
-from .login import consume_login
+from .login import consume_login, token_shape
 from .sessions import COOKIE, ConsoleSession, ConsoleSessions
 from .templates import render
 
@@ -70,7 +70,7 @@ class Console:
         self.db = db
         self.embedder = embedder
         self.sessions = ConsoleSessions()
-        self._contexts: dict[str, ToolContext] = {}
+        self._contexts: dict[tuple[Any, ...], ToolContext] = {}
         self._lock = threading.Lock()
 
     def view(self, request: Any) -> View | None:
@@ -84,19 +84,29 @@ class Console:
             return None
         try:
             ctx = self._context(key)
-        except AccountError:
+        except (AccountError, ConfigError, ValidationError) as unusable:  # account gone, or a key file edited badly
             self.sessions.close(request.cookies.get(COOKIE))
+            log_line(
+                "console",
+                "session-ended",
+                level=logging.WARNING,
+                reason="key-unusable",
+                keyId=key.key_id,
+                error=str(unusable),
+            )
             return None
         return View(session, key, ctx)
 
     def _context(self, key: ApiKey) -> ToolContext:
+        """The key's context, built again whenever its role or pins change in the key file."""
         from ..mcp.http import context_for_key
 
+        pins = (key.key_id, key.role, key.scopes, key.agent_slug)
         with self._lock:
-            ctx = self._contexts.get(key.key_id)
+            ctx = self._contexts.get(pins)
             if ctx is None:
                 ctx = context_for_key(self.settings, key, db=self.db, embedder=self.embedder)
-                self._contexts[key.key_id] = ctx
+                self._contexts[pins] = ctx
             return ctx
 
     def page(self, request: Any, view: View, template: str, *, code: int = 200, **values: Any) -> Any:
@@ -153,6 +163,10 @@ def _signed_out(request: Any) -> Any:
     return HTMLResponse(render("signed_out.html", path=request.url.path), status_code=401)
 
 
+def _described(err: BaseException) -> str:
+    return f"{type(err).__name__}: {str(err)[:300]}"
+
+
 def guarded(console: Console, handler: Callable[..., Any]) -> Callable[..., Any]:
     """A page handler run for a signed-in view; bad input and unreadable ids answer a page."""
     import inspect
@@ -160,7 +174,11 @@ def guarded(console: Console, handler: Callable[..., Any]) -> Callable[..., Any]
     async def endpoint(request: Any) -> Any:
         from starlette.concurrency import run_in_threadpool
 
-        view = console.view(request)
+        try:
+            view = await run_in_threadpool(console.view, request)
+        except Exception as err:  # a key store that cannot be read: nobody is signed in
+            log_line("console", "page-failed", level=logging.ERROR, path=request.url.path, error=_described(err))
+            view = None
         if view is None:
             return _signed_out(request)
         try:
@@ -176,6 +194,10 @@ def guarded(console: Console, handler: Callable[..., Any]) -> Callable[..., Any]
         except MaxyError as err:
             log_line("console", "page-failed", level=logging.WARNING, path=request.url.path, error=str(err))
             return console.page(request, view, "error.html", code=503, message=str(err))
+        except Exception as err:  # never a bare 500 without the console's headers: the log has the cause
+            log_line("console", "page-failed", level=logging.ERROR, path=request.url.path, error=_described(err))
+            message = "this page could not be shown: the server's log says why"
+            return console.page(request, view, "error.html", code=500, message=message)
 
     return endpoint
 
@@ -191,6 +213,19 @@ async def logout(console: Console, request: Any, view: View) -> Any:
     return response
 
 
+def _never_fails(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """An unauthenticated route: any failure answers the signed-out page (the log has the cause)."""
+
+    async def endpoint(request: Any) -> Any:
+        try:
+            return await handler(request)
+        except Exception as err:
+            log_line("console", "page-failed", level=logging.ERROR, path=request.url.path, error=_described(err))
+            return _signed_out(request)
+
+    return endpoint
+
+
 def mount_console(app: Any, settings: Settings, store: ApiKeyStore, db: Database, embedder: Any) -> Console:
     """Add ``/console`` (pages, login, logout, static files) to the server's app."""
     from starlette.responses import RedirectResponse
@@ -202,14 +237,28 @@ def mount_console(app: Any, settings: Settings, store: ApiKeyStore, db: Database
 
     console = Console(settings, store, db, embedder)
 
+    async def login_page(request: Any) -> Any:
+        """The link's page: a button that posts the token. Opening the link uses nothing up, so a
+        link checker or a chat preview that fetches it leaves it to the person it was made for."""
+        from starlette.responses import HTMLResponse
+
+        token = request.query_params.get("token") or ""
+        if not token_shape(token):
+            return _signed_out(request)
+        return HTMLResponse(render("login.html", token=token, path=request.url.path))
+
     async def login(request: Any) -> Any:
         from starlette.concurrency import run_in_threadpool
 
-        used = await run_in_threadpool(consume_login, settings.data_root, request.query_params.get("token"))
+        form = await request.form()
+        used = None
+        if same_origin(request):
+            used = await run_in_threadpool(consume_login, settings.data_root, str(form.get("token") or ""))
         key = store.by_id(used.account_id, used.key_id) if used else None
         if used is None or key is None:
             log_line("console", "login-refused", level=logging.WARNING)
             return _signed_out(request)
+        console.sessions.close(request.cookies.get(COOKIE))  # the browser's earlier session, if any
         cookie, _ = console.sessions.open(key.account_id, key.key_id)
         log_line("console", "login", accountId=short(key.account_id), keyId=key.key_id)
         response = RedirectResponse(f"{PREFIX}/search", status_code=303)
@@ -229,7 +278,8 @@ def mount_console(app: Any, settings: Settings, store: ApiKeyStore, db: Database
     routes = [
         Route(PREFIX, home),
         Route(PREFIX + "/", home),
-        Route(PREFIX + "/login", login),
+        Route(PREFIX + "/login", login_page, methods=["GET"]),
+        Route(PREFIX + "/login", _never_fails(login), methods=["POST"]),
         Route(PREFIX + "/logout", guarded(console, logout), methods=["POST"]),
         *[Route(PREFIX + path, guarded(console, handler), methods=methods) for path, handler, methods in pages.ROUTES],
         Mount(PREFIX + "/static", app=StaticFiles(directory=static_dir()), name="console-static"),

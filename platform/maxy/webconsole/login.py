@@ -36,6 +36,11 @@ class Login:
     key_id: str
 
 
+def token_shape(token: str | None) -> bool:
+    """Whether a text has the shape of a login token (checked before any file is touched)."""
+    return bool(token) and bool(_TOKEN_RE.match(token or ""))
+
+
 def logins_path(data_root: Path) -> Path:
     return Path(data_root) / "console" / "logins.json"
 
@@ -56,9 +61,11 @@ def _locked(data_root: Path) -> Iterator[list[dict[str, Any]]]:
         except (OSError, ValueError, AttributeError):
             pending = []  # a missing or unreadable file holds no usable login: links are minted again
         now = datetime.now(UTC).isoformat()
-        pending = [p for p in pending if isinstance(p, dict) and str(p.get("expiresAt", "")) > now]
-        yield pending
-        atomic_write(path, json.dumps({"logins": pending}, indent=2) + "\n", mode=0o600, setting="DATA_ROOT")
+        live = [p for p in pending if isinstance(p, dict) and str(p.get("expiresAt", "")) > now]
+        before = list(live)
+        yield live
+        if live != pending or live != before:  # an unknown token changes nothing, so nothing is written
+            atomic_write(path, json.dumps({"logins": live}, indent=2) + "\n", mode=0o600, setting="DATA_ROOT")
 
 
 def mint_login(data_root: Path, account_id: str, key_id: str, *, ttl: timedelta = LOGIN_TTL) -> str:
@@ -76,7 +83,7 @@ def mint_login(data_root: Path, account_id: str, key_id: str, *, ttl: timedelta 
 def consume_login(data_root: Path, token: str | None) -> Login | None:
     """The login a token opens, used up by this call; None for a token that is malformed,
     unknown, expired or already used (the four look the same)."""
-    if not token or not _TOKEN_RE.match(token):
+    if token is None or not token_shape(token):
         return None
     digest = _digest(token)
     with _locked(data_root) as pending:

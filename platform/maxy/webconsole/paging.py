@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from ..errors import ValidationError
 
 PAGE_SIZE = 50
+MAX_PAGE = 999_999
+_PAGE_RE = re.compile(r"[0-9]{1,6}")  # ASCII digits only: str.isdigit() also takes "²"
 
 
 def page_of(params: Any) -> tuple[int, int]:
     """(the page number from 1, its offset)."""
     raw = (params.get("page") or "1").strip()
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValidationError("page", f"a whole number from 1 (got {raw!r})")
+    if not _PAGE_RE.fullmatch(raw) or int(raw) < 1:
+        raise ValidationError("page", f"a whole number from 1 to {MAX_PAGE} (got {raw[:20]!r})")
     page = int(raw)
     return page, (page - 1) * PAGE_SIZE
 
@@ -25,7 +28,7 @@ def pager(request: Any, total: int, page: int) -> dict[str, Any]:
 
     def url(n: int) -> str:
         query = [(k, v) for k, v in request.query_params.multi_items() if k != "page"] + [("page", str(n))]
-        return f"{request.url.path}?{urlencode(query)}"
+        return f"{quote(request.url.path, safe='/')}?{urlencode(query)}"
 
     return {
         "total": total,

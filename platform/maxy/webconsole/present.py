@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 NAV = (
     ("/console/search", "Search"),
@@ -61,4 +62,17 @@ def when(value: Any) -> str:
     return text[:19].replace("T", " ") if len(text) >= 19 and text[10:11] == "T" else text
 
 
-FILTERS = {"node_title": title, "clip": clip, "shown": shown, "score": score, "visible": visible, "when": when}
+def segment(value: Any) -> str:
+    """An id as one URL path segment: every reserved character escaped, "/" too."""
+    return quote(shown(value), safe="")
+
+
+FILTERS = {
+    "seg": segment,
+    "node_title": title,
+    "clip": clip,
+    "shown": shown,
+    "score": score,
+    "visible": visible,
+    "when": when,
+}

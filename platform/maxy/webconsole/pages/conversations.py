@@ -40,5 +40,5 @@ def conversation(console: Console, request: Any, view: View) -> Any:
 
 ROUTES = [
     ("/conversations", conversations, ["GET"]),
-    ("/conversations/{session_id}", conversation, ["GET"]),
+    ("/conversations/{session_id:path}", conversation, ["GET"]),
 ]

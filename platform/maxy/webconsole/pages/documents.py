@@ -8,6 +8,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from ...errors import ValidationError
+from ...graph.confine import not_writable
+from ...ingest.hierarchy import check_attachment_id
 from ...ingest.lifecycle import DEFAULT_GRACE_DAYS, restore_attachment, soft_delete_attachment
 from ...ingest.listing import document_outline, list_documents
 from ...logs import log_line, short
@@ -28,7 +31,7 @@ def documents(console: Console, request: Any, view: View) -> Any:
         pager=pager(request, total, page),
         trash=view.ctx.caller.admin_view,
         grace_days=DEFAULT_GRACE_DAYS,
-        done=request.query_params.get("done"),
+        done={"deleted": "deleted", "restored": "restored"}.get(request.query_params.get("done") or ""),
     )
 
 
@@ -42,16 +45,17 @@ def document(console: Console, request: Any, view: View) -> Any:
 
 
 async def change(console: Console, request: Any, view: View) -> Any:
-    """POST .../delete or .../restore: one document, its sections and chunks."""
+    """POST /documents with attachmentId and action (delete or restore): one document, its
+    sections and chunks."""
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import RedirectResponse
 
-    action = request.path_params["action"]
-    if action not in ("delete", "restore"):
-        raise NotFound("such action")
-    if await checked_form(request, view) is None:
+    form = await checked_form(request, view)
+    if form is None:
         return console.page(request, view, "error.html", code=403, message="the form is stale: reload the page")
-    attachment = request.path_params["attachment_id"]
+    action, attachment = form.get("action", ""), form.get("attachmentId", "")
+    if action not in ("delete", "restore"):
+        raise ValidationError("action", "delete or restore")
     await run_in_threadpool(_change, view, action, attachment)
     target = "/console/documents?deleted=1" if action == "delete" else "/console/documents"
     return RedirectResponse(f"{target}{'&' if '?' in target else '?'}done={action}d", status_code=303)
@@ -63,8 +67,14 @@ def _change(view: View, action: str, attachment: str) -> int:
     ctx = view.ctx
     writer = ctx.writer("console")  # refuses the public role, confined to the key's view
     started = datetime.now(UTC)
-    apply = soft_delete_attachment if action == "delete" else restore_attachment
-    count = apply(writer.db, ctx.caller.account_id, attachment, caller=ctx.caller)
+    if action == "delete":
+        # only a document this view can read: one it cannot (deleted, still being written) answers
+        # exactly as one that does not exist
+        if document_outline(writer.db, ctx.caller, attachment) is None:
+            raise not_writable("attachmentId", check_attachment_id(attachment), "document")
+        count = soft_delete_attachment(writer.db, ctx.caller.account_id, attachment, caller=ctx.caller)
+    else:
+        count = restore_attachment(writer.db, ctx.caller.account_id, attachment, caller=ctx.caller)
     log_line(
         "console", f"document-{action}", accountId=short(ctx.caller.account_id), attachmentId=attachment, nodes=count
     )
@@ -85,6 +95,6 @@ def _change(view: View, action: str, attachment: str) -> int:
 
 ROUTES = [
     ("/documents", documents, ["GET"]),
-    ("/documents/{attachment_id}", document, ["GET"]),
-    ("/documents/{attachment_id}/{action:str}", change, ["POST"]),
+    ("/documents", change, ["POST"]),
+    ("/documents/{attachment_id:path}", document, ["GET"]),  # an attachment id may hold "/"
 ]

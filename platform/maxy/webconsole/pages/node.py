@@ -20,7 +20,7 @@ PROVENANCE_TYPES = ["PRODUCED", "RAISED_DURING"]
 
 def _hops(params: Any) -> int:
     raw = (params.get("hops") or "1").strip()
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_HOPS:
+    if raw not in {str(h) for h in range(1, MAX_HOPS + 1)}:
         raise ValidationError("hops", f"a whole number from 1 to {MAX_HOPS}")
     return int(raw)
 
@@ -94,7 +94,7 @@ def _graph_node(node_id: str, labels: list[str], properties: dict[str, Any], *, 
     return {"id": node_id, "label": label, "title": title(properties, node_id, limit=40), "center": center}
 
 
-ROUTES = [
-    ("/node/{node_id}", node, ["GET"]),
-    ("/node/{node_id}/graph.json", graph, ["GET"]),
+ROUTES = [  # the picture's route first: a node id may hold "/"
+    ("/node/{node_id:path}/graph.json", graph, ["GET"]),
+    ("/node/{node_id:path}", node, ["GET"]),
 ]
