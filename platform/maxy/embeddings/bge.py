@@ -32,7 +32,7 @@ from pathlib import Path
 
 from maxy.config import cache_dir
 from maxy.embeddings.base import EmbeddingError
-from maxy.embeddings.files import sha256_file, write_atomic
+from maxy.embeddings.files import pin_problem, sha256_file, write_atomic
 from maxy.embeddings.onnx_bert import OnnxBertEmbedder
 from maxy.logs import log_line
 
@@ -83,14 +83,7 @@ def jar_url(repo: str | None = None) -> str:
 
 def _problem(directory: Path) -> str | None:
     """What is wrong with the model files in ``directory``, or None when both match their pins."""
-    for name, digest in MEMBERS.values():
-        path = directory / name
-        if not path.is_file():
-            return f"{path} is missing"
-        got = sha256_file(path)
-        if got != digest:
-            return f"{path} has sha256 {got}, expected {digest}"
-    return None
+    return pin_problem(directory, MEMBERS)
 
 
 def _files_ok(directory: Path) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -33,3 +34,16 @@ def write_atomic(dest: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def pin_problem(directory: Path, members: Mapping[str, tuple[str, str]]) -> str | None:
+    """What is wrong with pinned files in ``directory`` (``members``' values are (file name,
+    sha256)): the first missing or changed one, or None when every one matches its pin."""
+    for name, digest in members.values():
+        path = directory / name
+        if not path.is_file():
+            return f"{path} is missing"
+        got = sha256_file(path)
+        if got != digest:
+            return f"{path} has sha256 {got}, expected {digest}"
+    return None

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from maxy.embeddings.files import sha256_file, write_atomic
+from maxy.embeddings.files import pin_problem, sha256_file, write_atomic
 from maxy.errors import MaxyError
 from maxy.logs import log_line
 
@@ -67,15 +67,7 @@ def _vendor_dir(static: Path | None) -> Path:
 
 def _problem(static: Path | None = None) -> str | None:
     """What is wrong with the vendored files under ``static``, or None when every one matches its pin."""
-    directory = _vendor_dir(static)
-    for name, digest in MEMBERS.values():
-        path = directory / name
-        if not path.is_file():
-            return f"{path} is missing"
-        got = sha256_file(path)
-        if got != digest:
-            return f"{path} has sha256 {got}, expected {digest}"
-    return None
+    return pin_problem(_vendor_dir(static), MEMBERS)
 
 
 #: vendor dir -> (the files' stat signature, the answer for it)
