@@ -13,6 +13,7 @@ time window through the ``tool_call_created`` index.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from ..conversations.store import check_session_id
@@ -20,7 +21,6 @@ from ..db import Database
 from ..errors import ValidationError
 from ..graph.guards import Caller, node_guard
 from ..graph.paging import check_page, plain
-from ..graph.validity import to_instant
 
 MAX_TEXT = 256
 
@@ -33,15 +33,30 @@ def _text(value: object, field: str) -> str:
     return value.strip()
 
 
+def _instant(value: object, field: str) -> str:
+    """An ISO 8601 date-time as the stored form of createdAt (UTC ``isoformat``), so text compares as time."""
+    text = value.strip() if isinstance(value, str) else ""
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise ValidationError(
+            field, f"{value!r} is not an ISO 8601 date-time; give one such as 2026-05-07T06:00:00Z"
+        ) from None
+    try:
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
+    except OverflowError:
+        raise ValidationError(field, f"{value!r} is outside the years 1 to 9999 once turned into UTC") from None
+
+
 def _window(after: object, before: object) -> tuple[str, dict[str, Any]]:
     """The createdAt condition (``after`` inclusive, ``before`` exclusive), always one the index answers."""
     params: dict[str, Any] = {}
     parts = []
     if after is not None:
-        params["after"] = to_instant(after, "after")
+        params["after"] = _instant(after, "after")
         parts.append("t.createdAt >= $after")
     if before is not None:
-        params["before"] = to_instant(before, "before")
+        params["before"] = _instant(before, "before")
         parts.append("t.createdAt < $before")
     if "after" in params and "before" in params and params["after"] >= params["before"]:
         raise ValidationError("after", f"{after!r} is not earlier than before ({before!r}); swap them")
