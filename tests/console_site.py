@@ -64,6 +64,8 @@ async def _seed(url: str, secret: str, handbook: Path) -> dict[str, str]:
             await _call(client, "conversation-append", {"sessionId": SESSION, "role": role, "content": content})
         task = await _call(client, "work-create", {"kind": "company-research", "title": "Research Globex"})
         ids["task"] = task["taskId"]
+        step = {"taskId": task["taskId"], "status": "running", "step": "reading the annual report"}
+        await _call(client, "work-update", step)
         org = await _call(
             client,
             "memory-write",

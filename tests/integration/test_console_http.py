@@ -285,7 +285,7 @@ def test_conversations_reports_tasks_and_audit_pages(site: Site) -> None:
         assert f'href="/console/node/{site.ids["report"]}"' in reports.text
         assert "No report in this view" in _text(client.get("/console/reports", params={"keyword": "nothing-tagged"}))
         tasks = client.get("/console/tasks", params={"status": "completed"})
-        assert "Research Globex" in _text(tasks)
+        assert "Research Globex" in _text(tasks) and "reading the annual report" in _text(tasks)
         assert f'href="/console/node/{site.ids["ada"]}"' in tasks.text  # what it produced
         assert client.get("/console/tasks", params={"status": "finished"}).status_code == 400
         audit = client.get("/console/audit", params={"tool": "work-create"})
