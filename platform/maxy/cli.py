@@ -388,6 +388,7 @@ def _register_feature_commands() -> None:
         "maxy.dataops.cli",
         "maxy.demo",
         "maxy.webconsole.cli",
+        "maxy.agents.cli",
     ):
         _register_module(module)
     register_plugin_commands(app)

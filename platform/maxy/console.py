@@ -193,6 +193,8 @@ _FIELD_PARAMS = {
     "nodeIds": ("ids",),
     "attachmentId": ("attachment",),
     "allowedScopes": ("scope", "scopes"),
+    "knowledgeKeywords": ("keyword",),
+    "displayName": ("name",),
 }
 
 
