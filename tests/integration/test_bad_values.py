@@ -87,6 +87,7 @@ OPTIONS: dict[tuple[str, str], tuple[list[str], int]] = {
     ("backup", "--out"): (["--out", NL], 2),
     ("conversation append", "--role"): (["s1", "hello", "--role", "narrator"], 2),
     ("conversation append", "--speaker"): (["s1", "hello", "--speaker", NL], 2),
+    ("agent context", "--message"): (["a1", "--message", " "], 2),
     ("agent create", "--name"): (["a1", "--name", NL], 2),
     ("agent create", "--keyword"): (["a1", "--keyword", NL], 2),
     ("agent create", "--scopes"): (["a1", "--scopes", "public,admin"], 2),

@@ -49,6 +49,21 @@ def _answer(config: Any, json_out: bool) -> None:
         _show(config, out)
 
 
+def _print_context(context: Any) -> None:
+    from ..console import out
+
+    out.print(f"knowledge: {context.knowledge_source or 'none'}", markup=False, highlight=False)
+    out.print(f"tools: {' '.join(context.allowed_tools) or 'none'}", markup=False, highlight=False)
+    out.print(f"servers: {' '.join(context.mcp_config['mcpServers']) or 'none'}", markup=False, highlight=False)
+    if context.memory_context is not None:
+        out.print(f"memory context:\n{context.memory_context}", markup=False, highlight=False)
+    out.print(
+        context.system_prompt or "(no system prompt: IDENTITY.md and SOUL.md are empty)",
+        markup=False,
+        highlight=False,
+    )
+
+
 def _show(config: Any, out: Any) -> None:
     d = config.as_dict()
     out.print(
@@ -128,6 +143,8 @@ def register(app: typer.Typer) -> None:
         data_root, account_id = _account()
         _answer(update_agent(data_root, account_id, slug, **changes), json_out)
 
+    _add_context_command(agent_app)
+
     @agent_app.command("delete")
     @friendly
     def delete_cmd(
@@ -148,3 +165,30 @@ def register(app: typer.Typer) -> None:
             emit_json({"slug": slug, "deleted": True})
         else:
             err.print(f"deleted agent {slug}", markup=False, highlight=False)
+
+
+def _add_context_command(agent_app: typer.Typer) -> None:
+    from ..console import emit_json, friendly
+
+    @agent_app.command("context")
+    @friendly
+    def context_cmd(
+        slug: str = typer.Argument(...),
+        message: str = typer.Option(None, "--message", help="Also fetch memory context for this message."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """What the agent is started with: its system prompt, tool allow-list and MCP config."""
+        from ..config import load_settings
+        from ..errors import ValidationError
+        from ..plugins.discovery import discover_plugins
+        from .context import assemble_context
+
+        if message is not None and not message.strip():
+            raise ValidationError("--message", "a message to fetch memory context for (not empty)")
+        data_root, account_id = _account()
+        settings = load_settings()
+        context = assemble_context(settings, account_id, slug, discover_plugins(None, []), message=message)
+        if json_out:
+            emit_json(context.as_dict())
+        else:
+            _print_context(context)

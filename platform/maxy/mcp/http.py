@@ -320,9 +320,11 @@ def create_app(
         report["tools"] = {role: sorted(server.maxy_tools) for role, server in servers.items()}
         return JSONResponse(report, status_code=200 if report["ok"] else 503)
 
+    from ..agents.http import mount_agent_routes
     from ..webconsole.app import mount_console
 
     mount_console(app, settings, store, db, embedder)
+    mount_agent_routes(app, settings, store, plugins)
 
     @app.get("/health/live")
     def live() -> dict[str, Any]:

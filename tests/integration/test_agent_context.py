@@ -1,0 +1,110 @@
+"""What a public agent is started with: the prompt from its texts (the knowledge summary unless
+KNOWLEDGE.md is newer), tools and MCP config that follow liveMemory, pinned to its scopes, slug
+and keywords; memory context through a real pinned memory server; the same over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import httpx
+from maxy.agents import AgentConfig, create_agent, update_agent
+from maxy.agents.context import knowledge_file
+from maxy.config import load_settings
+from maxy.graph.write import GraphWriter, NodeSpec
+from maxy.mcp.http import create_app
+from maxy.mcp.keys import create_api_key
+from maxy.plugins.discovery import discover_plugins
+
+from tests.local_http import serve_app
+from tests.plugins_fixture.helpers import CLI, REPO, child_env
+
+
+def _context(env: dict[str, str], *args: str) -> dict:
+    proc = subprocess.run(
+        [*CLI, "agent", "context", *args, "--json"],
+        check=False,
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_the_staleness_guard_picks_the_summary_unless_the_full_text_is_newer(tmp_path: Path) -> None:
+    assert knowledge_file(tmp_path) is None
+    full, summary = tmp_path / "KNOWLEDGE.md", tmp_path / "KNOWLEDGE-SUMMARY.md"
+    full.write_text("full")
+    assert knowledge_file(tmp_path) == full
+    summary.write_text("short")
+    os.utime(full, ns=(1_000_000_000, 1_000_000_000))
+    os.utime(summary, ns=(2_000_000_000, 2_000_000_000))
+    assert knowledge_file(tmp_path) == summary
+    os.utime(full, ns=(3_000_000_000, 3_000_000_000))
+    assert knowledge_file(tmp_path) == full  # the summary is stale
+    full.unlink()
+    os.symlink(tmp_path / "elsewhere", full)
+    assert knowledge_file(tmp_path) == summary  # a link is never read
+
+
+def test_context_follows_live_memory_and_pins_the_spawn(db, account, data_root: Path, embedder) -> None:
+    create_agent(data_root, account.account_id, AgentConfig("concierge", "Front desk", knowledge_keywords=("pricing",)))
+    folder = data_root / "accounts" / account.account_id / "agents" / "concierge"
+    (folder / "IDENTITY.md").write_text("You are the front desk of Widget Co.")
+    (folder / "KNOWLEDGE.md").write_text("Opening hours: nine to five.")
+    env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
+
+    off = _context(env, "concierge")
+    assert off["knowledgeSource"] == "KNOWLEDGE.md"
+    assert (
+        off["systemPrompt"].startswith("# Identity\n\nYou are the front desk") and "nine to five" in off["systemPrompt"]
+    )
+    assert not any("memory-search" in t for t in off["allowedTools"])
+    assert "memory" not in off["mcpConfig"]["mcpServers"]
+    assert off["memoryContext"] is None
+
+    update_agent(data_root, account.account_id, "concierge", live_memory=True)
+    writer = GraphWriter(db, account, embedder, created_by="test")
+    writer.write(NodeSpec(["Organization"], {"name": "Widget pricing desk"}, scope="public", agents=["concierge"]))
+    writer.write(NodeSpec(["Fact"], {"text": "Widget pricing margin is secret"}, scope="admin", agents=["concierge"]))
+    on = _context(env, "concierge", "--message", "widget pricing")
+    assert "mcp__memory__memory-search" in on["allowedTools"]
+    [entry] = [e for name, e in on["mcpConfig"]["mcpServers"].items() if name == "memory"]
+    pins = entry["env"]
+    assert pins["ALLOWED_SCOPES"] == "public" and pins["AGENT_SLUG"] == "concierge"
+    assert pins["KNOWLEDGE_KEYWORDS"] == "pricing" and pins["ACCOUNT_ID"] == account.account_id
+    assert entry["args"][-4:] == ["serve", "memory", "--role", "public"] or "public" in entry["args"]
+    assert "Widget pricing desk" in on["memoryContext"] and "margin is secret" not in on["memoryContext"]
+
+    refused = subprocess.run(
+        [*CLI, "agent", "context", "nobody"],
+        check=False,
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and refused.stderr.startswith("error: SLUG: no agent 'nobody'")
+
+
+def test_the_context_endpoint_answers_admin_keys_only(account, data_root: Path) -> None:
+    create_agent(data_root, account.account_id, AgentConfig("concierge", "Front desk"))
+    secret, _ = create_api_key(data_root, account.account_id, role="admin")
+    public, _ = create_api_key(data_root, account.account_id, role="public", agent_slug="concierge")
+    app = create_app(discover_plugins(None, []), load_settings(DATA_ROOT=data_root))
+    with serve_app(app) as base:
+        url = f"{base}/agents/concierge/context"
+        answer = httpx.get(url, headers={"Authorization": f"Bearer {secret}"}, timeout=60)
+        assert answer.status_code == 200 and answer.json()["agent"]["slug"] == "concierge"
+        assert httpx.get(url, timeout=60).status_code == 401
+        assert httpx.get(url, headers={"x-api-key": public}, timeout=60).status_code == 403
+        missing = httpx.get(f"{base}/agents/nobody/context", headers={"x-api-key": secret}, timeout=60)
+        assert missing.status_code == 400 and "no agent 'nobody'" in missing.json()["error"]
+        blank = httpx.get(url, params={"message": " "}, headers={"x-api-key": secret}, timeout=60)
+        assert blank.status_code == 400 and blank.json()["error"].startswith("message:")
