@@ -122,6 +122,7 @@ def assemble_context(
     if config.knowledge_keywords:
         for entry in mcp["mcpServers"].values():
             entry["env"]["KNOWLEDGE_KEYWORDS"] = ",".join(config.knowledge_keywords)
+    tools = allowed_tools(served)
     memory = memory_context(settings, account_id, config, message) if message is not None else None
     log_line(
         "agents",
@@ -130,10 +131,10 @@ def assemble_context(
         slug=slug,
         liveMemory=config.live_memory,
         knowledge=source,
-        tools=len(allowed_tools(served)),
+        tools=len(tools),
         memoryContext=None if memory is None else len(memory),
     )
-    return AgentContext(config, prompt, source, allowed_tools(served), mcp, memory)
+    return AgentContext(config, prompt, source, tools, mcp, memory)
 
 
 def memory_context(settings: Settings, account_id: str, config: AgentConfig, message: str) -> str | None:

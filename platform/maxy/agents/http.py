@@ -17,7 +17,7 @@ def mount_agent_routes(app: Any, settings: Settings, store: Any, plugins: Sequen
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse
 
-    from ..mcp.http import UNKNOWN_KEY, presented_key
+    from ..mcp.http import presented_key, unauthorized
     from .context import assemble_context
 
     @app.get(
@@ -35,10 +35,7 @@ def mount_agent_routes(app: Any, settings: Settings, store: Any, plugins: Sequen
         key, problem = presented_key(request.headers)
         record = await run_in_threadpool(store.resolve, key) if key else None
         if record is None:
-            refusal = problem or UNKNOWN_KEY
-            return JSONResponse(
-                {"error": refusal.message}, status_code=401, headers={"WWW-Authenticate": refusal.challenge()}
-            )
+            return unauthorized(problem)
         if record.role != "admin":
             return JSONResponse({"error": "API key: only an admin key reads an agent's context"}, status_code=403)
         if message is not None and not message.strip():

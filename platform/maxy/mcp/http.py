@@ -176,7 +176,7 @@ class McpEndpoint:
         key, problem = presented_key(headers)
         record = await anyio.to_thread.run_sync(self.store.resolve, key) if key else None
         if record is None:
-            await _unauthorized(problem)(scope, receive, send)
+            await unauthorized(problem)(scope, receive, send)
             return
         manager = self.servers[record.role].session_manager
         scope, send = self._hold_session(scope, send, record.key_id, headers.get(SESSION_HEADER))
@@ -226,7 +226,8 @@ class McpEndpoint:
             self._owners.pop(next(iter(self._owners)))
 
 
-def _unauthorized(refusal: KeyRefusal | None) -> Any:
+def unauthorized(refusal: KeyRefusal | None) -> Any:
+    """The 401 for a request without a usable API key (logged), with its Bearer challenge."""
     from starlette.responses import JSONResponse
 
     refusal = refusal or UNKNOWN_KEY

@@ -56,7 +56,7 @@ class ConsoleSessions:
             session = self._sessions.get(digest)
             if session is None:
                 return None
-            if now - session.seen > self.idle or now - session.created > self.max_age:
+            if self._stale(session, now):
                 del self._sessions[digest]
                 return None
             session.seen = now
@@ -67,7 +67,10 @@ class ConsoleSessions:
             with self._lock:
                 self._sessions.pop(_digest(cookie), None)
 
+    def _stale(self, session: ConsoleSession, now: float) -> bool:
+        return now - session.seen > self.idle or now - session.created > self.max_age
+
     def _expire(self, now: float) -> None:
-        stale = [d for d, s in self._sessions.items() if now - s.seen > self.idle or now - s.created > self.max_age]
+        stale = [d for d, s in self._sessions.items() if self._stale(s, now)]
         for digest in stale:
             del self._sessions[digest]

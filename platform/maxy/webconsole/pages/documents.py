@@ -57,8 +57,8 @@ async def change(console: Console, request: Any, view: View) -> Any:
     if action not in ("delete", "restore"):
         raise ValidationError("action", "delete or restore")
     await run_in_threadpool(_change, view, action, attachment)
-    target = "/console/documents?deleted=1" if action == "delete" else "/console/documents"
-    return RedirectResponse(f"{target}{'&' if '?' in target else '?'}done={action}d", status_code=303)
+    listing = "/console/documents?deleted=1&" if action == "delete" else "/console/documents?"
+    return RedirectResponse(f"{listing}done={action}d", status_code=303)
 
 
 def _change(view: View, action: str, attachment: str) -> int:
