@@ -389,6 +389,9 @@ def _register_feature_commands() -> None:
         "maxy.demo",
         "maxy.webconsole.cli",
         "maxy.agents.cli",
+        "maxy.gateway.cli",
+        "maxy.sites.cli",
+        "maxy.specialists.cli",
     ):
         _register_module(module)
     register_plugin_commands(app)

@@ -23,6 +23,8 @@ from .fsfaults import atomic_write, describe, not_utf8
 
 DEFAULT_EMBED_MODEL = "bge-small-en-v1.5"
 SCOPE_VALUES = ("public", "shared", "admin")
+# The roles a task-store server or API key is pinned to (TASK_ROLE, --task-role)
+TASK_ROLE_VALUES = ("orchestrator", "executor", "spec_reviewer", "quality_reviewer", "approver")
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 BM25_STATS = ("account", "index")  # whose statistics BM25 ranks by (MAXY_BM25_STATS)
@@ -31,6 +33,7 @@ _MEMORY_SIZE = re.compile(r"^[0-9]+[kmgt]?$", re.IGNORECASE)  # as the JVM's -Xm
 _NEO4J_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)+$")
 _DATABASE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,62}$")
 _ONE_TOKEN = re.compile(r"^[^\s\x00-\x1f\x7f]+$")  # no spaces, no control characters
+_PLUGIN_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # fullmatch; plugins.manifest.NAME_RE (whose import cycles)
 
 
 def config_dir() -> Path:
@@ -97,12 +100,24 @@ class Settings(BaseSettings):
     SESSION_ID: str | None = None
     SESSION_NODE_ID: str | None = None
     KNOWLEDGE_KEYWORDS: Annotated[list[str] | None, NoDecode] = None
+    # The task-store role this server acts as; unset: task tools read but never write
+    TASK_ROLE: str | None = None
+    # The task store's retry backoff: the first retry waits the base, each next one twice as long,
+    # never more than the cap (unset: the retry policy's own, 30 s and 600 s)
+    MAXY_TASK_BACKOFF_BASE_S: Annotated[float | None, Field(ge=0)] = None
+    MAXY_TASK_BACKOFF_CAP_S: Annotated[float | None, Field(ge=0)] = None
+
+    # Plugins this install runs without (comma-separated names): not served by `all`, and their
+    # tools are stripped from specialists instead of refusing the start
+    EXCLUDED_PLUGINS: Annotated[list[str] | None, NoDecode] = None
 
     # LLM (optional)
     ANTHROPIC_API_KEY: str | None = None
     ANTHROPIC_BASE_URL: str | None = None  # another Messages API endpoint
     MAXY_SUMMARY_MODEL: str | None = None  # the model of ingest summaries (default: summarize.DEFAULT_MODEL)
     MAXY_SUMMARY_TIMEOUT_S: Annotated[float, Field(gt=0)] = 20.0
+    # Seconds the inbound gateway waits for its model; past it the message passes unscreened by it
+    MAXY_GATEWAY_TIMEOUT_S: Annotated[float, Field(gt=0)] = 3.0
 
     # Chunk bounds of ingested documents, in characters (unset: the chunker's defaults)
     MAXY_CHUNK_MIN_CHARS: Annotated[int | None, Field(gt=0)] = None
@@ -127,7 +142,7 @@ class Settings(BaseSettings):
     # index) or "index" (Lucene's, shared by every account)
     MAXY_BM25_STATS: str = "account"
 
-    @field_validator("ALLOWED_SCOPES", "KNOWLEDGE_KEYWORDS", mode="before")
+    @field_validator("ALLOWED_SCOPES", "KNOWLEDGE_KEYWORDS", "EXCLUDED_PLUGINS", mode="before")
     @classmethod
     def _split_lists(cls, value: object) -> object:
         return _split_csv(value) or None
@@ -142,6 +157,14 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown scope(s) {', '.join(map(repr, unknown))}")
         return value
 
+    @field_validator("EXCLUDED_PLUGINS")
+    @classmethod
+    def _plugin_names(cls, value: list[str] | None) -> list[str] | None:
+        bad = [v for v in value or () if not _PLUGIN_NAME.fullmatch(v)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a plugin name")
+        return list(dict.fromkeys(value)) if value else None
+
     @field_validator("EMBED_DIMENSIONS", mode="before")
     @classmethod
     def _blank_dims(cls, value: object) -> object:
@@ -152,6 +175,9 @@ class Settings(BaseSettings):
         "AGENT_SLUG",
         "SESSION_ID",
         "SESSION_NODE_ID",
+        "TASK_ROLE",
+        "MAXY_TASK_BACKOFF_BASE_S",
+        "MAXY_TASK_BACKOFF_CAP_S",
         "NEO4J_PASSWORD",
         "NEO4J_DATABASE",
         "NEO4J_HEAP",
@@ -261,6 +287,13 @@ class Settings(BaseSettings):
         except ValidationError as exc:
             raise ValueError(exc.reason) from None
 
+    @field_validator("TASK_ROLE")
+    @classmethod
+    def _task_role(cls, value: str | None) -> str | None:
+        if value is not None and value.strip() not in TASK_ROLE_VALUES:
+            raise ValueError(f"{value!r} is not a task role")
+        return value.strip() if value is not None else None
+
     @field_validator("KNOWLEDGE_KEYWORDS")
     @classmethod
     def _keywords(cls, value: list[str] | None) -> list[str] | None:
@@ -353,6 +386,10 @@ FIXES: dict[str, str] = {
     "SESSION_ID": "set it to the session's id alone, or unset it",
     "SESSION_NODE_ID": "set it to a conversation's sessionId or nodeId, or unset it",
     "KNOWLEDGE_KEYWORDS": "set it to comma-separated words, e.g. billing,refunds",
+    "TASK_ROLE": f"set it to one of {', '.join(TASK_ROLE_VALUES)}, or unset it (task tools then only read)",
+    "MAXY_TASK_BACKOFF_BASE_S": "set it to seconds, e.g. 30, or unset it",
+    "MAXY_TASK_BACKOFF_CAP_S": "set it to seconds, e.g. 600, or unset it",
+    "EXCLUDED_PLUGINS": "set it to comma-separated plugin names as `maxy mcp plugins` shows them, e.g. work, or unset it",
     "ANTHROPIC_API_KEY": "set it to the key alone, on one line, or unset it",
     "ANTHROPIC_BASE_URL": "set it to the Messages API's address, e.g. https://api.anthropic.com, or unset it",
     "MAXY_SUMMARY_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",

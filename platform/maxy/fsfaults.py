@@ -1,5 +1,6 @@
 """File-system faults as one line an operator can act on: which path, what is wrong with it
-(read-only, full, a file where a folder belongs, no permission, not UTF-8) and the fix.
+(read-only, full, a file where a folder belongs, no permission, not UTF-8, not valid YAML) and
+the fix.
 
 ``atomic_write`` is the one way Maxy writes its small files (the config ``.env``, account
 records, API key files, client configs): a temporary file beside the target, then a rename,
@@ -53,6 +54,13 @@ def not_utf8(err: UnicodeDecodeError, path: Path) -> str:
         f"{path} is not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start}): "
         "save it as UTF-8 (or remove the line holding that byte)"
     )
+
+
+def yaml_error_at(err: Exception, *, lines_above: int = 0) -> str:
+    """`` at line N`` for a YAML parse error that knows where it is (1-based, counted in a file
+    whose YAML starts ``lines_above`` lines down), else ``""``."""
+    mark = getattr(err, "problem_mark", None)
+    return f" at line {mark.line + 1 + lines_above}" if mark is not None else ""
 
 
 def atomic_write(path: Path, text: str, *, mode: int | None = None, setting: str | None = None) -> Path:

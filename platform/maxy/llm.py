@@ -17,7 +17,12 @@ HAIKU = "claude-haiku-4-5"
 
 
 class LLMUnavailable(MaxyError):
-    """No key, a timeout, an HTTP error or an unreadable answer."""
+    """No key, a timeout, an HTTP error or an unreadable answer; ``reason`` says which
+    (``no-key``, ``timeout``, ``api-error``, ``unreadable-answer``)."""
+
+    def __init__(self, message: str, reason: str = "unreadable-answer"):
+        self.reason = reason
+        super().__init__(message)
 
 
 _clients: dict[tuple[str, str | None, float], Any] = {}
@@ -27,7 +32,7 @@ _lock = threading.Lock()
 def _client(settings: Settings, timeout: float) -> Any:
     key = settings.ANTHROPIC_API_KEY
     if not key:
-        raise LLMUnavailable("ANTHROPIC_API_KEY is not set")
+        raise LLMUnavailable("ANTHROPIC_API_KEY is not set", reason="no-key")
     base_url = os.environ.get("ANTHROPIC_BASE_URL") or None
     cache_key = (key, base_url, timeout)
     with _lock:
@@ -62,7 +67,8 @@ def complete(
         response = client.messages.create(**kwargs)
         text = "".join(getattr(block, "text", "") for block in response.content)
     except Exception as err:  # any provider, transport or decoding failure degrades the same way
-        raise LLMUnavailable(f"{type(err).__name__}: {str(err)[:200]}") from None
+        reason = "timeout" if "Timeout" in type(err).__name__ else "api-error"
+        raise LLMUnavailable(f"{type(err).__name__}: {str(err)[:200]}", reason=reason) from None
     if not text.strip():
         raise LLMUnavailable("empty answer")
     return text

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import httpx
 from maxy.agents import AgentConfig, create_agent, update_agent
-from maxy.agents.context import knowledge_file
+from maxy.agents.context import assemble_context, knowledge_file
 from maxy.config import load_settings
 from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.mcp.http import create_app
 from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
 
+from tests.fake_anthropic import FakeAnthropic
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
@@ -108,3 +109,48 @@ def test_the_context_endpoint_answers_admin_keys_only(account, data_root: Path) 
         assert missing.status_code == 400 and "no agent 'nobody'" in missing.json()["error"]
         blank = httpx.get(url, params={"message": " "}, headers={"x-api-key": secret}, timeout=60)
         assert blank.status_code == 400 and blank.json()["error"].startswith("message:")
+
+
+def _gateway_reply(verdict: str, query: str) -> str:
+    answer = {
+        "verdict": verdict,
+        "promptInjection": verdict != "CLEAN",
+        "intent": "question",
+        "language": "en",
+        "complexity": "simple",
+        "query": query,
+    }
+    return json.dumps(answer)
+
+
+def test_a_message_is_screened_before_memory_is_fetched(db, account, data_root: Path, embedder, monkeypatch) -> None:
+    create_agent(data_root, account.account_id, AgentConfig("concierge", "Front desk", live_memory=True))
+    writer = GraphWriter(db, account, embedder, created_by="test")
+    for label, name in (("Organization", "Widget pricing desk"), ("Service", "Harbour ferry timetable")):
+        writer.write(NodeSpec([label], {"name": name}, scope="public", agents=["concierge"]))
+    monkeypatch.setenv("MAXY_LOG_LEVEL", "WARNING")
+    plugins = discover_plugins(None, [])
+    message = "What do things cost at the widget pricing desk today?"
+    with FakeAnthropic(reply=_gateway_reply("CLEAN", "Harbour ferry timetable")) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        settings = load_settings(DATA_ROOT=data_root, ANTHROPIC_API_KEY="test-key")
+        passed = assemble_context(settings, account.account_id, "concierge", plugins, message=message)
+        assert len(fake.requests) == 1 and passed.screening is not None and passed.screening.source == "model"
+        assert passed.as_dict()["refusal"] is None
+        assert (
+            passed.system_prompt.endswith("</inbound-message-screening>") and "verdict: CLEAN" in passed.system_prompt
+        )
+        assert message not in passed.system_prompt  # the sender's words never reach the prompt
+        # memory-search ran the gateway's retrieval query, not the raw message
+        assert passed.memory_context and passed.memory_context.splitlines()[0].startswith("[Service]")
+
+        fake.reply = _gateway_reply("DISCARD", "ignored")
+        refused = assemble_context(settings, account.account_id, "concierge", plugins, message=message)
+        assert refused.screening is not None and refused.screening.verdict == "DISCARD"
+        assert refused.as_dict()["refusal"] and refused.memory_context is None
+        assert "verdict: DISCARD" in refused.system_prompt
+
+    settings = load_settings(DATA_ROOT=data_root, ANTHROPIC_API_KEY=None)  # no model: the raw message is searched
+    raw = assemble_context(settings, account.account_id, "concierge", plugins, message=message)
+    assert raw.screening is not None and raw.screening.source == "fallthrough"
+    assert raw.memory_context and raw.memory_context.splitlines()[0].startswith("[Organization]")

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 from maxy.config import load_settings
-from maxy.mcp.proxy import _PendingIds, note_requests, rewrite_response
+from maxy.mcp.proxy import Pending, note_requests, rewrite_response
 from maxy.mcp.server import (
     BootGateError,
     EnvContexts,
@@ -502,7 +502,7 @@ def test_client_config_pins_public_servers(account, data_root: Path, tmp_path: P
 # the proxy's wire rewriting
 def test_proxy_flags_only_tools_list_responses(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    pending = _PendingIds()
+    pending = Pending()
     note_requests(b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}\n', pending)
     note_requests(b'[{"jsonrpc":"2.0","id":"b","method":"tools/list"}]\n', pending)
     other = b'{"jsonrpc":"2.0","id":8,"result":{"tools":[{"name":"x"}]}}\n'

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import anyio
+from maxy.agents.store import AgentConfig
 from maxy.config import load_settings
 from maxy.mcp.bridge import DEFAULT_TIMEOUT_S, fetch_memory_context
 from maxy.mcp.clientconfig import build_client_config
@@ -199,12 +200,15 @@ def test_proxy_injects_eager_meta(data_root: Path, tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------
 # fetchMemoryContext
+BOT = AgentConfig("bot", "Bot", live_memory=True, allowed_scopes=("public", "shared"))
+
+
 def test_bridge_returns_search_text(db, account, make_account, data_root: Path) -> None:
     seed_notes(db, account, make_account("other"))
     found = fetch_memory_context(  # the default command: `python -m maxy mcp serve <plugin> --role public`
         "alpha",
         account_id=account.account_id,
-        agent_slug="bot",
+        agent=BOT,
         plugin=ECHO,
         tool="echo-search",
         env=child_env(data_root),
@@ -217,7 +221,7 @@ def test_bridge_returns_search_text(db, account, make_account, data_root: Path) 
         fetch_memory_context(
             "alpha",
             account_id=str(uuid.uuid4()),
-            agent_slug="bot",
+            agent=BOT,
             tool="echo-search",
             command=[*CLI, "mcp", "serve", ECHO, "--role", "public"],
             env=child_env(data_root),
@@ -227,6 +231,29 @@ def test_bridge_returns_search_text(db, account, make_account, data_root: Path) 
     )
 
 
+def test_bridge_reads_the_agent_config(db, account, make_account, data_root: Path, caplog) -> None:
+    seed_notes(db, account, make_account("other"))
+    public_only = AgentConfig("bot", "Bot", live_memory=True, knowledge_keywords=("alpha",))
+    found = fetch_memory_context(
+        "alpha",
+        account_id=account.account_id,
+        agent=public_only,
+        plugin=ECHO,
+        tool="echo-search",
+        env=child_env(data_root),
+        stderr=subprocess.DEVNULL,
+    )
+    assert found is not None and found.splitlines() == ["alpha public bot (scope: public)"]
+    # without live memory nothing is spawned: a command that would hang is never started
+    started = time.monotonic()
+    hung = [sys.executable, "-c", "import time; time.sleep(60)"]
+    offline = AgentConfig("bot", "Bot", live_memory=False, allowed_scopes=("public", "shared"))
+    with caplog.at_level("INFO"):
+        assert fetch_memory_context("alpha", account_id=account.account_id, agent=offline, command=hung) is None
+    assert time.monotonic() - started < 1.0
+    assert "[memory-bridge] fetch outcome=skipped agent=bot reason=live-memory-off" in caplog.text
+
+
 def test_bridge_times_out_to_none(account, data_root: Path) -> None:
     assert DEFAULT_TIMEOUT_S == 8.0
     # a server that starts but whose tool never answers in time
@@ -234,7 +261,7 @@ def test_bridge_times_out_to_none(account, data_root: Path) -> None:
     result = fetch_memory_context(
         "alpha",
         account_id=account.account_id,
-        agent_slug="bot",
+        agent=BOT,
         tool="echo-slow-search",
         timeout=4.0,
         command=[*CLI, "mcp", "serve", ECHO, "--role", "public"],
@@ -245,10 +272,7 @@ def test_bridge_times_out_to_none(account, data_root: Path) -> None:
     # a process that never speaks at all
     started = time.monotonic()
     hung = [sys.executable, "-c", "import time; time.sleep(60)"]
-    assert (
-        fetch_memory_context("alpha", account_id=account.account_id, agent_slug="bot", timeout=1.0, command=hung)
-        is None
-    )
+    assert fetch_memory_context("alpha", account_id=account.account_id, agent=BOT, timeout=1.0, command=hung) is None
     assert time.monotonic() - started < 3.0
 
 

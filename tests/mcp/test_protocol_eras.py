@@ -1,15 +1,17 @@
-"""Every tool of the memory, work and session plugins, called by the SDK's client in both
+"""Every tool of the memory, work, session, admin and taskstore plugins, called by the SDK's client in both
 protocol eras it speaks (``mode="legacy"``: the 2025-11-25 initialize handshake; ``mode="auto"``:
 ``server/discover``, then the stateless 2026-07-28 revision) over stdio (``maxy mcp serve``) and
 streamable HTTP (``maxy serve``'s app), against the real Neo4j: each answer carries a text block
-and structuredContent that validates against the tool's outputSchema."""
+and structuredContent that validates against the tool's outputSchema. The task tools are called
+by the role each needs: the main server acts as the orchestrator, and one more server (stdio) or
+key (HTTP) per other task role serves the taskstore plugin beside it."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +30,75 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
-PLUGINS = ["memory", "work", "session"]
+PLUGINS = ["memory", "work", "session", "admin", "taskstore"]
+TASK_ROLES = ("executor", "spec_reviewer", "quality_reviewer", "approver")  # beside the main server's orchestrator
+SPEC = {
+    "goal": "Check every task tool",
+    "scope_in": ["the taskstore plugin's tools"],
+    "scope_out": [],
+    "inputs": [],
+    "outputs": ["a completed task"],
+    "acceptance_criteria": ["every task tool returns its outputSchema"],
+    "risks": [],
+}
 ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}
 SEARCHES = {"memory-search", "conversation-search", "session-context"}  # text stays rendered, not JSON
 
 
-async def _every_tool(client: Client, doc: Path, tag: str) -> dict[str, Any]:
-    """Call each tool once with good arguments; returns what the checks need."""
+Call = Callable[..., Awaitable[dict[str, Any]]]
+
+
+async def _task_tools(call: Call, project: str) -> None:
+    """A protocol task from creation to completion, each step by the role it needs."""
+    task = await call("task_create", {"spec": SPEC, "title": "Contract check"})
+    tid, version = task["taskId"], 1
+    await call("task_update_spec", {"taskId": tid, "spec": SPEC, "expectedVersion": 1})
+    version += 1
+    phase = "spec_draft"
+
+    async def move(to: str, **extra: Any) -> dict[str, Any]:
+        nonlocal phase, version
+        moved = await call(
+            "task_transition",
+            {"taskId": tid, "to": to, "expectedPhase": phase, "expectedVersion": version} | extra,
+        )
+        phase, version = moved["phase"], moved["version"]
+        return moved
+
+    review = {"taskId": tid, "verdict": "approved"}
+    await move("spec_review")
+    await call("task_append_review", review | {"gate": "spec_review"}, role="spec_reviewer")
+    await move("execution_ready")
+    attempt = {"taskId": tid, "attemptId": (await move("executing"))["attemptId"]}
+    await call("task_heartbeat", attempt | {"checkpoint": {"step": 1}}, role="executor")
+    await call("task_set_external_ref", attempt | {"system": "acp", "ref": "session-1"}, role="executor")
+    await call("task_add_artifact", attempt | {"name": "report", "ref": "out/report.md"}, role="executor")
+    effect = await call("task_plan_side_effect", {"taskId": tid, "step": "notify", "payload": {}}, role="executor")
+    await call("task_finish_attempt", attempt | {"outcome": "succeeded"}, role="executor")
+    await move("spec_gate")
+    await call("task_append_review", review | {"gate": "spec_gate"}, role="spec_reviewer")
+    await move("quality_gate")
+    await call("task_append_review", review | {"gate": "quality_gate"}, role="quality_reviewer")
+    approval = (await move("awaiting_approval"))["approvalId"]
+    decision = {"taskId": tid, "approvalId": approval, "decision": "approved"}
+    await call("task_decide_approval", decision, role="approver")
+    await move("ready_to_resume")
+    await call("task_resume", {"taskId": tid, "idempotencyKey": effect["idempotencyKey"]}, role="approver")
+    await move("completed")
+    await call("task_link_produced", {"taskId": tid, "nodeIds": [project]})
+    await call("task_get", {"taskId": tid})
+    await call("task_list", {"phase": "completed"})
+    await call("task_events", {"taskId": tid})
+
+
+async def _every_tool(client: Client, doc: Path, tag: str, roles: dict[str, Client]) -> dict[str, Any]:
+    """Call each tool once with good arguments (a task tool by the ``roles`` client its role needs,
+    else by ``client``); returns what the checks need."""
     listed = {t.name: t for t in (await client.list_tools()).tools}
     results: list[tuple[str, Any]] = []
 
-    async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
-        result = await client.call_tool(name, args)
+    async def call(name: str, args: dict[str, Any], role: str | None = None) -> dict[str, Any]:
+        result = await (roles[role] if role else client).call_tool(name, args)
         assert not result.is_error, f"{name}: {text(result)}"
         results.append((name, result))
         return result.structured_content or {}
@@ -80,6 +139,8 @@ async def _every_tool(client: Client, doc: Path, tag: str) -> dict[str, Any]:
         {"asked": "check the tools", "done": ["called each"], "decisions": "", "workInProgress": "", "aboutUser": ""},
     )
     await call("session-context", {})
+    await call("public-hostname", {})
+    await _task_tools(call, project["nodeId"])
     return {
         "version": client.protocol_version,
         "instructions": client.session.instructions,
@@ -122,16 +183,27 @@ def doc(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("mode", list(ERAS))
 def test_every_tool_over_stdio(mode: str, db, account, data_root: Path, tmp_path: Path, doc: Path) -> None:
     env = child_env(data_root, ACCOUNT_ID=account.account_id, SESSION_NODE_ID=f"session-{uuid.uuid4().hex[:8]}")
-    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", *PLUGINS], env=env, cwd=str(REPO))
-    log = tmp_path / "server.log"
+
+    def params(plugins: list[str], role: str) -> StdioServerParameters:
+        args = [*CLI[1:], "mcp", "serve", *plugins]
+        return StdioServerParameters(command=CLI[0], args=args, env=dict(env, TASK_ROLE=role), cwd=str(REPO))
 
     async def run() -> dict[str, Any]:
-        with log.open("w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
-                return await _every_tool(client, doc, uuid.uuid4().hex[:8])
+        async with AsyncExitStack() as stack:
+            roles = {}
+            for role in TASK_ROLES:
+                errlog = stack.enter_context((tmp_path / f"{role}.log").open("w"))
+                served = Client(stdio_client(params(["taskstore"], role), errlog=errlog), mode=mode)
+                roles[role] = await stack.enter_async_context(served)
+            errlog = stack.enter_context((tmp_path / "server.log").open("w"))
+            client = await stack.enter_async_context(
+                Client(stdio_client(params(PLUGINS, "orchestrator"), errlog=errlog), mode=mode)
+            )
+            return await _every_tool(client, doc, uuid.uuid4().hex[:8], roles)
 
     _check(anyio.run(run), mode)
-    assert "Traceback" not in log.read_text()
+    for log in tmp_path.glob("*.log"):
+        assert "Traceback" not in log.read_text(), log.name
 
 
 @contextmanager
@@ -142,15 +214,23 @@ def _http(data_root: Path) -> Iterator[str]:
 
 @pytest.mark.parametrize("mode", list(ERAS))
 def test_every_tool_over_http(mode: str, db, account, data_root: Path, doc: Path) -> None:
-    key, _ = create_api_key(data_root, account.account_id, role="admin")
-    headers = {"x-api-key": key, "x-maxy-session-id": f"session-{uuid.uuid4().hex[:8]}"}
+    keys = {
+        role: create_api_key(data_root, account.account_id, role="admin", task_role=role)[0]
+        for role in ("orchestrator", *TASK_ROLES)
+    }
+    session = {"x-maxy-session-id": f"session-{uuid.uuid4().hex[:8]}"}
 
     async def run(url: str) -> dict[str, Any]:
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http,
-            Client(streamable_http_client(url, http_client=http), mode=mode) as client,
-        ):
-            return await _every_tool(client, doc, uuid.uuid4().hex[:8])
+        async with AsyncExitStack() as stack:
+            clients = {}
+            for role, key in keys.items():
+                headers = {"x-api-key": key} | session
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120))
+                )
+                served = Client(streamable_http_client(url, http_client=http), mode=mode)
+                clients[role] = await stack.enter_async_context(served)
+            return await _every_tool(clients.pop("orchestrator"), doc, uuid.uuid4().hex[:8], clients)
 
     with _http(data_root) as url:
         _check(anyio.run(run, url), mode)

@@ -1,5 +1,5 @@
 """The tool contract a client reads from tools/list and initialize/discover, with the SDK's client
-against the memory, work and session plugins: titles, described inputs, enums and bounds from the
+against the memory, work, session, admin and taskstore plugins: titles, described inputs, enums and bounds from the
 allow-lists, an outputSchema for every tool, annotations that are true, server instructions, and
 one-line errors for input the schema refuses (against the real Neo4j)."""
 
@@ -17,11 +17,12 @@ from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
 from maxy.search.route import RETRIEVAL_CLASSES
 from maxy.tasks import DONE_STATUSES, OPEN_STATUSES
+from maxy.taskstore import PHASES
 from mcp import Client
 
 from tests.plugins_fixture.helpers import text
 
-PLUGINS = ["memory", "work", "session"]
+PLUGINS = ["memory", "work", "session", "admin", "taskstore"]
 
 # (readOnly, destructive, idempotent): destructive = may overwrite or remove what is stored;
 # idempotent = the same call again changes nothing more.
@@ -32,6 +33,7 @@ HINTS = {
     "memory-report-read-latest": (True, False, True),
     "memory-report-list": (True, False, True),
     "session-context": (True, False, True),
+    "public-hostname": (True, False, True),
     "memory-write": (False, True, False),
     "memory-forget": (False, True, True),
     "memory-remove-relation": (False, True, True),
@@ -44,6 +46,21 @@ HINTS = {
     "work-update": (False, True, False),
     "work-complete": (False, True, True),
     "session-compact": (False, True, False),
+    "task_get": (True, False, True),
+    "task_list": (True, False, True),
+    "task_events": (True, False, True),
+    "task_create": (False, False, False),
+    "task_update_spec": (False, True, False),
+    "task_transition": (False, True, False),
+    "task_heartbeat": (False, True, False),
+    "task_finish_attempt": (False, True, False),
+    "task_add_artifact": (False, False, False),
+    "task_append_review": (False, False, False),
+    "task_plan_side_effect": (False, False, True),
+    "task_decide_approval": (False, True, True),
+    "task_resume": (False, True, True),
+    "task_set_external_ref": (False, True, True),
+    "task_link_produced": (False, False, True),
 }
 FIELD_TITLE = re.compile(r"[A-Z][a-z]*( ([a-z]+|IDs?))*")
 
@@ -108,6 +125,11 @@ def test_enums_and_bounds_come_from_the_allow_lists() -> None:
     assert _enum(schema["work-update"], "status") == list(OPEN_STATUSES)
     assert _enum(schema["work-complete"], "status") == list(DONE_STATUSES)
     assert _enum(schema["conversation-append"], "role") == ["user", "assistant", "system"]
+    assert _enum(schema["task_transition"], "to") == list(PHASES) == _enum(schema["task_list"], "phase")
+    assert _enum(schema["task_append_review"], "gate") == ["spec_review", "spec_gate", "quality_gate"]
+    assert _enum(schema["task_append_review"], "verdict") == ["approved", "changes_requested", "blocked"]
+    spec = schema["task_create"]["$defs"]["SpecArg"]
+    assert spec["additionalProperties"] is False and spec.get("required", []) == []  # an incomplete spec is a draft
 
     def bounds(tool: str, field: str) -> tuple[int, int]:
         prop = _branch(schema[tool]["properties"][field])
@@ -167,6 +189,13 @@ BAD_INPUT = [
     ("work-update", {"taskId": "t", "status": "completed"}, "status: unknown value 'completed'; allowed: pending"),
     ("work-create", {"kind": "k", "priority": 9}, "priority: an integer from 1 to 5 (got 9) or unknown value 9"),
     ("memory-search", {}, "query: Field required"),
+    (
+        "task_transition",
+        {"taskId": "t", "to": "done", "expectedPhase": "spec_draft", "expectedVersion": 1},
+        "to: unknown value 'done'; allowed: spec_draft, spec_review",
+    ),
+    ("task_create", {"spec": {"goal": "g", "deadline": "soon"}}, "spec.deadline: Extra inputs are not permitted"),
+    ("task_append_review", {"taskId": "t", "gate": "spec_gate", "verdict": "fine"}, "verdict: unknown value 'fine'"),
 ]
 
 

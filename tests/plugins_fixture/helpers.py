@@ -76,7 +76,15 @@ def child_env(data_root: Path, **pins: str | None) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if k
-        not in {"ACCOUNT_ID", "ALLOWED_SCOPES", "AGENT_SLUG", "SESSION_ID", "SESSION_NODE_ID", "KNOWLEDGE_KEYWORDS"}
+        not in {
+            "ACCOUNT_ID",
+            "ALLOWED_SCOPES",
+            "AGENT_SLUG",
+            "SESSION_ID",
+            "SESSION_NODE_ID",
+            "KNOWLEDGE_KEYWORDS",
+            "TASK_ROLE",
+        }
     }
     env["DATA_ROOT"] = str(data_root)
     env["PYTHONPATH"] = os.pathsep.join([str(PLATFORM), str(REPO)])

@@ -1,4 +1,5 @@
-"""``maxy agent create|list|show|update|delete``: the account's public agents."""
+"""``maxy agent create|list|show|update|delete|context`` and ``maxy agent knowledge build``: the
+account's public agents."""
 
 from __future__ import annotations
 
@@ -55,6 +56,11 @@ def _print_context(context: Any) -> None:
     out.print(f"knowledge: {context.knowledge_source or 'none'}", markup=False, highlight=False)
     out.print(f"tools: {' '.join(context.allowed_tools) or 'none'}", markup=False, highlight=False)
     out.print(f"servers: {' '.join(context.mcp_config['mcpServers']) or 'none'}", markup=False, highlight=False)
+    if context.screening is not None:
+        s = context.screening
+        out.print(f"screening: {s.verdict} ({s.action}, by {s.source})", markup=False, highlight=False)
+        if s.refusal is not None:
+            out.print(f"refusal: {s.refusal}", markup=False, highlight=False)
     if context.memory_context is not None:
         out.print(f"memory context:\n{context.memory_context}", markup=False, highlight=False)
     out.print(
@@ -144,6 +150,7 @@ def register(app: typer.Typer) -> None:
         _answer(update_agent(data_root, account_id, slug, **changes), json_out)
 
     _add_context_command(agent_app)
+    _add_knowledge_commands(agent_app)
 
     @agent_app.command("delete")
     @friendly
@@ -174,7 +181,9 @@ def _add_context_command(agent_app: typer.Typer) -> None:
     @friendly
     def context_cmd(
         slug: str = typer.Argument(...),
-        message: str = typer.Option(None, "--message", help="Also fetch memory context for this message."),
+        message: str = typer.Option(
+            None, "--message", help="Also screen this inbound message and fetch its memory context."
+        ),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """What the agent is started with: its system prompt, tool allow-list and MCP config."""
@@ -187,8 +196,51 @@ def _add_context_command(agent_app: typer.Typer) -> None:
             raise ValidationError("--message", "a message to fetch memory context for (not empty)")
         data_root, account_id = _account()
         settings = load_settings()
-        context = assemble_context(settings, account_id, slug, discover_plugins(None, []), message=message)
+        plugins = discover_plugins(None, [], settings.EXCLUDED_PLUGINS or ())
+        context = assemble_context(settings, account_id, slug, plugins, message=message)
         if json_out:
             emit_json(context.as_dict())
         else:
             _print_context(context)
+
+
+def _add_knowledge_commands(agent_app: typer.Typer) -> None:
+    from ..console import emit_json, friendly
+
+    knowledge_app = typer.Typer(no_args_is_help=True, help="An agent's knowledge snapshot (KNOWLEDGE.md).")
+    agent_app.add_typer(knowledge_app, name="knowledge")
+
+    @knowledge_app.command("build")
+    @friendly
+    def build_cmd(
+        slug: str = typer.Argument(...),
+        limit: int = typer.Option(200, "--limit", help="At most this many nodes (1 to 2000)."),
+        force: bool = typer.Option(False, "--force", help="Replace knowledge files written by hand."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Regenerate KNOWLEDGE.md and KNOWLEDGE-SUMMARY.md from the public nodes tagged for the
+        agent, broadened by its keyword subscriptions (never an admin-scoped node)."""
+        from ..config import load_settings
+        from ..console import out
+        from ..db import Database
+        from .knowledge import build_knowledge, check_limit
+
+        check_limit(limit)
+        _, account_id = _account()
+        settings = load_settings()
+        with Database(settings) as db:
+            result = build_knowledge(settings, db, account_id, slug, limit=limit, force=force)
+        if json_out:
+            emit_json(result.as_dict())
+            return
+        d = result.as_dict()
+        out.print(
+            f"{d['slug']}: {d['nodes']} nodes ({d['tagged']} tagged, {d['fromKeywords']} from keywords"
+            + (f", {d['leftOut']} left out by the size cap" if d["leftOut"] else "")
+            + f"); summary {d['summary']}"
+            + (f" ({d['summaryReason']})" if d["summaryReason"] else ""),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        out.print(f"wrote {d['knowledgeFile']} and {d['summaryFile']}", markup=False, highlight=False, soft_wrap=True)

@@ -9,8 +9,12 @@ MCP configuration, assembled from its folder and config (``maxy agent context``,
   Without ``liveMemory`` the memory plugin is left out, so the agent has no graph access mid-turn.
 - **MCP config**: one stdio entry per plugin exposing a public tool (the memory plugin only with
   ``liveMemory``), pinned to the account, the agent's scopes and slug, and its keywords.
-- **Memory context** (``message`` given, ``liveMemory`` on): what memory-search answers that
-  message through a fresh, pinned memory server (``fetch_memory_context``); None otherwise.
+- **Screening** (``message`` given): the inbound gateway's verdict on the message as a public
+  sender's (``gateway.screen_message``); its metadata block closes the system prompt. A message
+  the gateway discards is answered with its refusal and goes no further.
+- **Memory context** (``message`` given and passed, ``liveMemory`` on): what memory-search answers
+  it (the gateway's retrieval query when it wrote one) through a fresh, pinned memory server
+  (``fetch_memory_context``); None otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
+from ..gateway.screen import Screening, screen_message
 from ..logs import log_line, short
 from ..plugins.discovery import LoadedPlugin
 from .store import AgentConfig, agent_dir, read_agent
@@ -38,6 +43,7 @@ class AgentContext:
     allowed_tools: list[str]
     mcp_config: dict[str, Any]
     memory_context: str | None = None
+    screening: Screening | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +53,8 @@ class AgentContext:
             "allowedTools": self.allowed_tools,
             "mcpConfig": self.mcp_config,
             "memoryContext": self.memory_context,
+            "screening": None if self.screening is None else self.screening.as_dict(),
+            "refusal": None if self.screening is None else self.screening.refusal,
         }
 
 
@@ -102,6 +110,7 @@ def assemble_context(
     plugins: Sequence[LoadedPlugin],
     *,
     message: str | None = None,
+    channel: str = "web",
     command: Sequence[str] | None = None,
 ) -> AgentContext:
     from ..mcp.clientconfig import build_client_config
@@ -123,7 +132,12 @@ def assemble_context(
         for entry in mcp["mcpServers"].values():
             entry["env"]["KNOWLEDGE_KEYWORDS"] = ",".join(config.knowledge_keywords)
     tools = allowed_tools(served)
-    memory = memory_context(settings, account_id, config, message) if message is not None else None
+    screening = screen_message(settings, message, channel=channel, role="public") if message is not None else None
+    memory = None
+    if screening is not None:
+        prompt = f"{prompt}\n\n{screening.metadata_block()}" if prompt else screening.metadata_block()
+        if screening.refusal is None:
+            memory = memory_context(settings, account_id, config, screening.query or message or "")
     log_line(
         "agents",
         "context",
@@ -133,22 +147,14 @@ def assemble_context(
         knowledge=source,
         tools=len(tools),
         memoryContext=None if memory is None else len(memory),
+        verdict=None if screening is None else screening.verdict,
     )
-    return AgentContext(config, prompt, source, tools, mcp, memory)
+    return AgentContext(config, prompt, source, tools, mcp, memory, screening)
 
 
 def memory_context(settings: Settings, account_id: str, config: AgentConfig, message: str) -> str | None:
-    """memory-search for ``message`` with the agent's own pins, only when it has live memory."""
+    """memory-search for ``message`` with the agent's own pins (None without live memory)."""
     from ..mcp.bridge import fetch_memory_context
 
-    if not config.live_memory:
-        return None
     env = {**os.environ, "DATA_ROOT": str(settings.data_root)}
-    return fetch_memory_context(
-        message,
-        account_id=account_id,
-        agent_slug=config.slug,
-        allowed_scopes=config.allowed_scopes,
-        keywords=config.knowledge_keywords,
-        env=env,
-    )
+    return fetch_memory_context(message, account_id=account_id, agent=config, env=env)

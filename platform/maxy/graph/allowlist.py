@@ -7,7 +7,7 @@ ever interpolated into query text, and each is checked here first.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..errors import ValidationError
 
@@ -93,9 +93,31 @@ STRUCTURAL_LABELS: tuple[str, ...] = (
     "CloudflareTunnel",
     "CloudflareHostname",
     "Subscription",
+    "TaskEvent",
+    "TaskAttempt",
+    "TaskArtifact",
+    "TaskReview",
+    "TaskApproval",
+    "TaskSideEffect",
 )
 
 ALL_LABELS: frozenset[str] = frozenset(SEARCHABLE_LABELS + STRUCTURAL_LABELS)
+
+# The task store's records: only the task store writes them and the protocol Tasks they hang
+# from; each carries ``protocol: true``, so a write naming other labels is caught too, and no
+# other tool can forge an event or move a phase.
+TASK_STORE = "task store"
+TASK_STORE_LABELS: frozenset[str] = frozenset(
+    {"TaskEvent", "TaskAttempt", "TaskArtifact", "TaskReview", "TaskApproval", "TaskSideEffect"}
+)
+
+
+def owner_of(labels: Iterable[str], properties: Mapping[str, object]) -> str | None:
+    """Which writer alone may write a node with these labels and (merged) properties, if one."""
+    if TASK_STORE_LABELS.intersection(labels) or properties.get("protocol") is True:
+        return TASK_STORE
+    return None
+
 
 RELATIONSHIP_TYPES: frozenset[str] = frozenset(
     {
@@ -135,6 +157,11 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
         "TAGGED",
         "SUBSCRIBES_TO",
         "SUPERSEDED_BY",
+        "HAS_EVENT",
+        "HAS_ATTEMPT",
+        "HAS_ARTIFACT",
+        "HAS_APPROVAL",
+        "PLANS",
     }
 )
 

@@ -37,6 +37,7 @@ from .allowlist import (
     check_labels,
     check_property_name,
     check_relationship_type,
+    owner_of,
     quote,
 )
 from .confine import check_confined, default_visibility, not_writable, resolve_update
@@ -176,6 +177,7 @@ class GraphWriter:
         caller: Caller | None = None,
         created_by: str = "admin",
         batch_size: int = 256,
+        owner: str | None = None,
     ):
         if not isinstance(account, ValidatedAccount):
             raise TypeError("GraphWriter needs a ValidatedAccount from maxy.accounts.validate_*")
@@ -187,6 +189,7 @@ class GraphWriter:
         self.embedder = embedder
         self.created_by = created_by
         self.batch_size = batch_size
+        self.owner = owner  # the domain writer it is (allowlist.owner_of), if any
         self._dims_checked = False
 
     # -- public API --------------------------------------------------------------------
@@ -357,6 +360,12 @@ class GraphWriter:
         node_id = _check_node_id(spec.node_id, f"{at}nodeId") if spec.node_id is not None else str(uuid.uuid4())
         edges = _prepare_edges(spec.edges, at)
         merged = {**existing.get(node_id, {}), **props}  # an update keeps the properties it does not name
+        owner = owner_of(labels, existing.get(node_id, {})) or owner_of(labels, merged)
+        if owner is not None and owner != self.owner:
+            raise ValidationError(
+                f"{at}labels",
+                f"these nodes are written only by the {owner}, through its own tools; nothing was written",
+            )
         if node_id not in existing or any(p in props for p in (*NAME_PROPS, *ALIAS_PROPS)):
             name_key, alias_keys = node_keys(labels, merged)
             props["nameKey"], props["aliasKeys"] = name_key, alias_keys or None

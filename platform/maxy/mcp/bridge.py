@@ -1,10 +1,12 @@
 """fetchMemoryContext: a public agent's memory lookup through a short-lived MCP server.
 
-Each call spawns the memory MCP server over stdio with the public agent's pins baked into
-its environment (ACCOUNT_ID, ALLOWED_SCOPES=public,shared, AGENT_SLUG, KNOWLEDGE_KEYWORDS,
-SESSION_ID), sends ``initialize`` and ``tools/call memory-search {query, account_id}`` as
-plain JSON-RPC lines, and returns the result text. After ``timeout`` seconds (8 by default),
-or on any failure, it returns None: the agent proceeds without memory context.
+Each call reads the agent's config (``AgentConfig``): without ``liveMemory`` nothing is spawned
+and the answer is None. Otherwise it spawns the memory MCP server over stdio with the agent's
+pins baked into its environment (ACCOUNT_ID, ALLOWED_SCOPES from the agent's scopes,
+AGENT_SLUG, KNOWLEDGE_KEYWORDS from its subscriptions, SESSION_ID), sends ``initialize`` and
+``tools/call memory-search {query, account_id}`` as plain JSON-RPC lines, and returns the result
+text. After ``timeout`` seconds (8 by default), or on any failure, it returns None: the agent
+proceeds without memory context.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
+from ..agents.store import AgentConfig
 from ..logs import log_line, short
 
 DEFAULT_TIMEOUT_S = 8.0
@@ -63,9 +66,7 @@ def fetch_memory_context(
     query: str,
     *,
     account_id: str,
-    agent_slug: str,
-    allowed_scopes: Sequence[str] = ("public", "shared"),
-    keywords: Sequence[str] = (),
+    agent: AgentConfig,
     session_id: str | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     plugin: str = "memory",
@@ -74,18 +75,22 @@ def fetch_memory_context(
     env: Mapping[str, str] | None = None,
     stderr: IO[Any] | int | None = None,
 ) -> str | None:
-    """memory-search over a fresh stdio MCP server; the result text, or None on timeout or failure."""
+    """memory-search over a fresh stdio MCP server pinned by ``agent``'s config; the result text,
+    or None without live memory, on timeout or on failure."""
     started = time.monotonic()
     deadline = started + timeout
+    if not agent.live_memory:
+        log_line("memory-bridge", "fetch", outcome="skipped", agent=agent.slug, reason="live-memory-off")
+        return None
     if not isinstance(query, str) or not query.strip():
-        log_line("memory-bridge", "fetch", outcome="failed", reason="empty-query")
+        log_line("memory-bridge", "fetch", outcome="failed", agent=agent.slug, reason="empty-query")
         return None
     cmd = list(command) if command is not None else memory_server_command(plugin)
     child_env = bridge_env(
         account_id=account_id,
-        agent_slug=agent_slug,
-        allowed_scopes=allowed_scopes,
-        keywords=keywords,
+        agent_slug=agent.slug,
+        allowed_scopes=agent.allowed_scopes,
+        keywords=agent.knowledge_keywords,
         session_id=session_id,
         base_env=env,
     )
@@ -139,7 +144,7 @@ def fetch_memory_context(
         "memory-bridge",
         "fetch",
         outcome=outcome,
-        agent=agent_slug,
+        agent=agent.slug,
         accountId=short(account_id),
         tool=tool,
         chars=len(text) if text is not None else 0,

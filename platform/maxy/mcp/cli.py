@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,28 +30,49 @@ def _role(value: str) -> str:
 
 
 ALL = "all"  # the target that names every installed plugin
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
+
+
+def _tool_names(values: list[str] | None) -> list[str] | None:
+    for value in values or ():
+        if not _TOOL_NAME.fullmatch(value):
+            raise typer.BadParameter(
+                f"{value!r} is not a tool name: use the upstream's name as tools/list shows it, e.g. read_neo4j_cypher",
+                param_hint="--read-tool",
+            )
+    return values
 
 
 def _plugins(names: list[str] | None, modules: list[str] | None, names_flag: str = "PLUGINS") -> Any:
     """The named plugins; none named, or ``all`` among them: every installed one (plus any
     module paths named beside it). A plugin that cannot be loaded is an error naming the flag
     (``--module``, else ``names_flag``) that asked for it."""
+    from ..config import load_settings
     from ..errors import MaxyError, ValidationError
     from ..plugins.discovery import discover_plugins
 
     names = list(names or ())
     extra = list(modules or ())
+    excluded = load_settings().EXCLUDED_PLUGINS or ()
     try:
         if ALL in names:
             extra += [n for n in names if n != ALL and "." in n]  # a module path is not installed: load it too
-            return discover_plugins(None, extra)
-        return discover_plugins(names or None, extra)
+            return discover_plugins(None, extra, excluded)
+        return discover_plugins(names or None, extra, excluded)
     except MaxyError as err:
         if any(repr(m) in str(err) for m in modules or ()):
             raise ValidationError("--module", str(err)) from None
         if any(repr(n) in str(err) for n in names):
             raise ValidationError(names_flag, str(err)) from None
         raise  # an installed plugin nobody named is broken: not a usage error
+
+
+def _task_role(value: str | None) -> str | None:
+    from ..config import TASK_ROLE_VALUES
+
+    if value is not None and value not in TASK_ROLE_VALUES:
+        raise typer.BadParameter(f"{value!r} is not a task role: use one of {', '.join(TASK_ROLE_VALUES)}")
+    return value
 
 
 def _scopes(value: str | None) -> list[str] | None:
@@ -76,7 +98,7 @@ def mcp_serve(
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
 ) -> None:
     """Serve plugins' tools over stdio in one process, pinned by ACCOUNT_ID, ALLOWED_SCOPES,
-    AGENT_SLUG, SESSION_ID; the active conversation is SESSION_NODE_ID, else the client's session
+    AGENT_SLUG, SESSION_ID, TASK_ROLE; the active conversation is SESSION_NODE_ID, else the client's session
     (CLAUDE_CODE_SESSION_ID), else one minted at start."""
     from ..config import load_settings
     from .active_session import with_active_session
@@ -94,11 +116,22 @@ def mcp_serve(
 @friendly
 def mcp_proxy(
     command: list[str] = typer.Argument(..., help="The upstream stdio MCP server command, after `--`."),
+    read_tool: list[str] = typer.Option(
+        None,
+        "--read-tool",
+        callback=_tool_names,
+        help="The upstream's read-query tool, whose results get Neo4j's warnings (repeatable; default read_neo4j_cypher).",
+    ),
+    probe_timeout: float = typer.Option(
+        2.0, "--probe-timeout", min=0.1, max=60.0, help="Seconds a read's response waits for its warnings probe."
+    ),
 ) -> None:
-    """Relay an upstream stdio MCP server, flagging every tool eager (_meta anthropic/alwaysLoad)."""
+    """Relay an upstream stdio MCP server, flagging every tool eager (_meta anthropic/alwaysLoad) and
+    putting Neo4j's warnings (EXPLAIN of the same query) in front of each read result."""
+    from .envelope import READ_TOOL
     from .proxy import run_proxy
 
-    raise typer.Exit(run_proxy(command))
+    raise typer.Exit(run_proxy(command, read_tools=read_tool or (READ_TOOL,), probe_timeout=probe_timeout))
 
 
 @mcp_app.command("config")
@@ -111,6 +144,9 @@ def mcp_config(
     plugin: list[str] = typer.Option(None, "--plugin", help="Only these plugins (names or module paths)."),
     per_plugin: bool = typer.Option(
         False, "--per-plugin", help="One server (one process) per plugin instead of one for all of them."
+    ),
+    task_role: str | None = typer.Option(
+        None, "--task-role", callback=_task_role, help="The task store's role the server acts as (admin only)."
     ),
 ) -> None:
     """Write a ready .mcp.json for Claude Code and other clients: one stdio server, named maxy,
@@ -126,6 +162,7 @@ def mcp_config(
         scopes=_scopes(scopes),
         serve_all=not plugin or plugin == [ALL],
         per_plugin=per_plugin,
+        task_role=task_role,
     )
     if str(out) == "-":
         sys.stdout.write(json.dumps(config, indent=2) + "\n")
@@ -171,6 +208,9 @@ def key_create(
     agent: str | None = typer.Option(None, "--agent", help="Agent slug the key is pinned to (required for public)."),
     scopes: str | None = typer.Option(None, "--scopes", help="Pinned scopes; public keys default to public."),
     account: str | None = typer.Option(None, "--account", help="Account id (default: ACCOUNT_ID)."),
+    task_role: str | None = typer.Option(
+        None, "--task-role", callback=_task_role, help="The task store's role of the key's calls (admin keys only)."
+    ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
@@ -186,6 +226,7 @@ def key_create(
             role=role,  # type: ignore[arg-type]
             agent_slug=agent,
             scopes=_scopes(scopes),
+            task_role=task_role,
         )
     except AccountError as err:
         if not account:
@@ -197,7 +238,8 @@ def key_create(
         sys.stdout.write(key + "\n")
         sys.stderr.write(
             f"key {record.key_id}: role {record.role}, agent {record.agent_slug or '-'}, "
-            f"scopes {','.join(record.scopes) if record.scopes else 'all'}, account {record.account_id} "
+            f"scopes {','.join(record.scopes) if record.scopes else 'all'}, task role {record.task_role or '-'}, "
+            f"account {record.account_id} "
             "(shown once; send it as Authorization: Bearer <key>, or as the x-api-key header)\n"
         )
 
@@ -216,7 +258,8 @@ def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
     for k in keys:
         scopes = ",".join(k["scopes"]) if k["scopes"] else "all"
         sys.stdout.write(
-            f"{k['keyId']}  {k['role']:6}  agent={k['agentSlug'] or '-'}  scopes={scopes}  {k['accountId']}\n"
+            f"{k['keyId']}  {k['role']:6}  agent={k['agentSlug'] or '-'}  scopes={scopes}  "
+            f"taskRole={k['taskRole'] or '-'}  {k['accountId']}\n"
         )
 
 

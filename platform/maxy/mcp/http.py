@@ -98,7 +98,7 @@ def presented_key(headers: Mapping[str, str]) -> tuple[str | None, KeyRefusal | 
 
 
 def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedder: Any) -> ToolContext:
-    """The ToolContext an API key pins: its account (validated), role, scopes and agent, no session.
+    """The ToolContext an API key pins: its account (validated), role, scopes, agent and task role, no session.
     ``/mcp`` and the console both build their callers here, so both see exactly the same view."""
     account = validate_account(settings.data_root, record.account_id)
     pinned = settings.model_copy(
@@ -109,6 +109,7 @@ def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedde
             "SESSION_ID": None,
             "SESSION_NODE_ID": None,
             "KNOWLEDGE_KEYWORDS": None,
+            "TASK_ROLE": record.task_role,  # the key's, never the serving process's own
         }
     )
     if record.role == "public":  # a key file edited by hand must not widen a public key
@@ -120,6 +121,7 @@ def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedde
         accountId=short(account.account_id),
         scopes=record.scopes or "all",
         agent=record.agent_slug,
+        taskRole=record.task_role,
         keyId=record.key_id,
     )
     return pinned_context(pinned, record.role, account, db=db, embedder=embedder)
@@ -268,9 +270,11 @@ def create_app(
     from starlette.routing import Route
 
     from .. import __version__
+    from ..specialists.gate import check_specialists
     from .openapi import add_mcp
 
     settings = settings or load_settings()
+    check_specialists(plugins, settings)  # before anything is opened: drift refuses the start
     store = ApiKeyStore(settings.data_root)
     db = Database(settings)
     embedder = _embedder(settings)
@@ -322,10 +326,14 @@ def create_app(
         return JSONResponse(report, status_code=200 if report["ok"] else 503)
 
     from ..agents.http import mount_agent_routes
+    from ..gateway.http import mount_gateway_routes
+    from ..sites.http import mount_sites
     from ..webconsole.app import mount_console
 
     mount_console(app, settings, store, db, embedder)
     mount_agent_routes(app, settings, store, plugins)
+    mount_gateway_routes(app, settings, store, db, embedder)
+    mount_sites(app, settings)
 
     @app.get("/health/live")
     def live() -> dict[str, Any]:

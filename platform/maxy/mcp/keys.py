@@ -1,6 +1,6 @@
 """API keys for the streamable HTTP server (``maxy serve``, ``maxy mcp key ...``).
 
-A key resolves to an account, a role, an agent slug and scopes. Keys are stored hashed
+A key resolves to an account, a role, an agent slug, scopes and (admin keys) a task role. Keys are stored hashed
 (SHA-256) in ``DATA_ROOT/accounts/<id>/api-keys.json`` (mode 0600) and shown once, when
 created. A key file that cannot be read is never rewritten: writers refuse it, naming the
 file, where it is wrong and the fix; readers count it as no keys (with one warning per change).
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..accounts import accounts_dir, list_accounts, read_account, validate_account
-from ..config import SCOPE_VALUES
+from ..config import SCOPE_VALUES, TASK_ROLE_VALUES
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
 from ..graph.allowlist import check_agent_slug
@@ -43,6 +43,7 @@ class ApiKey:
     scopes: tuple[str, ...] | None  # None: no scope filter (admin keys only)
     created_at: str
     key_hash: str = ""
+    task_role: str | None = None  # the task store's role of its calls; None: task tools only read
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -51,6 +52,7 @@ class ApiKey:
             "role": self.role,
             "agentSlug": self.agent_slug,
             "scopes": list(self.scopes) if self.scopes is not None else None,
+            "taskRole": self.task_role,
             "createdAt": self.created_at,
         }
 
@@ -124,6 +126,9 @@ def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
     scopes = raw.get("scopes")
     if scopes is not None and (not isinstance(scopes, list) or any(s not in SCOPE_VALUES for s in scopes)):
         return None  # a hand-edited record with a scope no key can hold is no key at all
+    task_role = raw.get("taskRole") or None
+    if task_role is not None and (task_role not in TASK_ROLE_VALUES or role == "public"):
+        return None  # nor is one with a task role no key can hold
     return ApiKey(
         key_id=raw["keyId"],
         account_id=account_id,
@@ -132,6 +137,7 @@ def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
         scopes=tuple(scopes) if isinstance(scopes, list) else None,
         created_at=str(raw.get("createdAt", "")),
         key_hash=raw["hash"],
+        task_role=task_role,
     )
 
 
@@ -142,6 +148,7 @@ def create_api_key(
     role: Role,
     agent_slug: str | None = None,
     scopes: Sequence[str] | None = None,
+    task_role: str | None = None,
 ) -> tuple[str, ApiKey]:
     """Create a key; returns (the key, shown only now, its stored record)."""
     if role not in ROLES:
@@ -160,6 +167,10 @@ def create_api_key(
         scopes = scopes or ["public"]
         if "admin" in scopes:
             raise ValidationError("scopes", "a public key cannot read the admin scope: use public or public,shared")
+        if task_role is not None:
+            raise ValidationError("taskRole", "a public key cannot carry a task role (public agents never write)")
+    if task_role is not None and task_role not in TASK_ROLE_VALUES:
+        raise ValidationError("taskRole", f"unknown task role {task_role!r}; allowed: {', '.join(TASK_ROLE_VALUES)}")
     key_id = secrets.token_hex(6)
     key = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
     record = ApiKey(
@@ -170,6 +181,7 @@ def create_api_key(
         scopes=tuple(scopes) if scopes else None,
         created_at=datetime.now(UTC).isoformat(),
         key_hash=_hash(key),
+        task_role=task_role,
     )
     path = _keys_path(data_root, account.account_id)
     with _lock:
@@ -181,12 +193,20 @@ def create_api_key(
                 "role": record.role,
                 "agentSlug": record.agent_slug,
                 "scopes": list(record.scopes) if record.scopes is not None else None,
+                "taskRole": record.task_role,
                 "createdAt": record.created_at,
             }
         )
         _write_keys(path, keys)
     log_line(
-        "mcp-http", "api-key", "created", keyId=key_id, role=role, accountId=short(account.account_id), agent=agent_slug
+        "mcp-http",
+        "api-key",
+        "created",
+        keyId=key_id,
+        role=role,
+        accountId=short(account.account_id),
+        agent=agent_slug,
+        taskRole=task_role,
     )
     return key, record
 

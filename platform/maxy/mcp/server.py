@@ -15,7 +15,8 @@
   ToolError/MaxyError/validation errors to an ``isError`` result with the message (never a
   traceback); admin calls are audited as ToolCall nodes;
 - the boot gate: an allow-listed tool whose plugin declares no ``mcp`` server refuses the
-  start with ``boot-failed reason=mcp-allowlist-without-server plugin=<p> tool=<t>``.
+  start with ``boot-failed reason=mcp-allowlist-without-server plugin=<p> tool=<t>``; an admin
+  stdio server then runs the specialist tool-drift gate (``maxy.specialists.gate``).
 """
 
 from __future__ import annotations
@@ -437,9 +438,9 @@ work-complete. memory-report-write keeps workflow output (one report per title a
 same body again changes nothing, a changed body updates it)."""
 
 _PIN_GUIDE = """\
-Pins: this server acts for one account, and may be pinned to scopes, an agent and a session \
-(set by its environment on stdio, by the API key and the session header over HTTP). Every read and write stays inside that \
-view. Arguments cannot widen it: one naming another account, scope, agent or session is \
+Pins: this server acts for one account, and may be pinned to scopes, an agent, a session and \
+a task role (set by its environment on stdio, by the API key and the session header over HTTP). Every read and write stays inside that \
+view. Arguments cannot widen it: one naming another account, scope, agent, session or task role is \
 refused, and what you cannot see answers like what does not exist."""
 
 _HINTS_GUIDE = """\
@@ -514,6 +515,11 @@ def check_public_pins(settings: Settings) -> None:
         raise ConfigError("the public role cannot be pinned to the admin scope: ALLOWED_SCOPES=public or public,shared")
     if not settings.AGENT_SLUG:
         raise ConfigError("the public role needs AGENT_SLUG pinned: the public agent's slug")
+    if settings.TASK_ROLE:
+        raise ConfigError(
+            f"the public role cannot carry a task role (TASK_ROLE={settings.TASK_ROLE}): public agents never write; "
+            "unset TASK_ROLE or use the admin role"
+        )
 
 
 def _embedder(settings: Settings) -> Any:
@@ -563,6 +569,7 @@ class EnvContexts:
             scopes=self.settings.ALLOWED_SCOPES or "all",
             agent=self.settings.AGENT_SLUG,
             session=short(self.settings.SESSION_ID) if self.settings.SESSION_ID else None,
+            taskRole=self.settings.TASK_ROLE,
         )
         return self
 
@@ -583,6 +590,10 @@ def run_stdio(plugins: Sequence[LoadedPlugin], role: Role, settings: Settings | 
     settings = settings or load_settings()
     contexts = EnvContexts(settings, role)
     server = create_mcp_server(plugins, role, contexts)
+    if role == "admin":  # public servers (one per visitor conversation) never start specialists
+        from ..specialists.gate import check_specialists
+
+        check_specialists(plugins, settings)
     contexts.open(plugins)
     log_line(
         "mcp", "serve", transport="stdio", role=role, plugins=[p.name for p in plugins], tools=len(server.maxy_tools)

@@ -180,6 +180,7 @@ def write_cmd(
     valid_from: str = typer.Option(None, "--valid-from", help="When it became true (ISO 8601)."),
     valid_until: str = typer.Option(None, "--valid-until", help="When it stops being true (ISO 8601)."),
     scope: str = typer.Option(None, "--scope", help="public | shared | admin"),
+    agents: list[str] = typer.Option(None, "--agent", help="An agent slug the node is for (repeatable)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Write one node as the memory-write tool does (entity resolution, supersede, validity)."""
@@ -198,6 +199,7 @@ def write_cmd(
             edges=parse_edges(_edges(edges)),
             node_id=node_id,
             scope=scope,
+            agents=agents or None,
             resolve=not no_resolve,
             supersede=supersede,
             valid_from=valid_from,

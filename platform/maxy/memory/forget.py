@@ -24,7 +24,7 @@ from typing import Any
 import neo4j
 
 from ..errors import GraphWriteError, MaxyError, ValidationError
-from ..graph.allowlist import check_relationship_type, quote
+from ..graph.allowlist import check_relationship_type, owner_of, quote
 from ..graph.confine import is_confined, not_writable
 from ..graph.guards import both, node_guard
 from ..graph.write import GraphWriter
@@ -91,7 +91,7 @@ def _forget_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, node_id: st
         f"""
         MATCH (n:Node {{nodeId: $id}}) WHERE {guard.clause}
         RETURN [l IN labels(n) WHERE l <> 'Node'] AS labels, n.scope AS scope, n.agents AS agents,
-               n.attachmentId AS attachmentId
+               n.attachmentId AS attachmentId, n.protocol AS protocol
         """,
         id=node_id,
         **guard.params,
@@ -107,6 +107,7 @@ def _forget_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, node_id: st
             "nothing was forgotten",
             "document",
         )
+    _check_owner(writer, "nodeId", node_id, row["labels"], row.pop("protocol"), "forgotten")
     if writer.caller.pinned and not is_confined(writer.caller, row["scope"], row["agents"]):
         raise Refused(
             "nodeId",
@@ -126,9 +127,12 @@ def _forget_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, node_id: st
 def _unlink_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, source: str, rel_type: str, target: str) -> int:
     a, b = node_guard(writer.caller, "a"), node_guard(writer.caller, "b")
     visible = {
-        r["id"]
+        r["id"]: r
         for r in tx.run(
-            f"MATCH (a:Node) WHERE a.nodeId IN $ids AND {a.clause} RETURN a.nodeId AS id",
+            f"""
+            MATCH (a:Node) WHERE a.nodeId IN $ids AND {a.clause}
+            RETURN a.nodeId AS id, labels(a) AS labels, a.protocol AS protocol
+            """,
             ids=[source, target],
             **a.params,
         )
@@ -136,6 +140,8 @@ def _unlink_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, source: str
     for field, node_id in (("source", source), ("target", target)):
         if node_id not in visible:  # absent, forgotten, foreign or hidden: one answer
             raise not_writable(field, node_id)
+    for field, node_id in (("source", source), ("target", target)):
+        _check_owner(writer, field, node_id, visible[node_id]["labels"], visible[node_id]["protocol"], "removed")
     guard = both(a, b)
     rel = quote(rel_type)
     record = tx.run(
@@ -163,6 +169,19 @@ def _unlink_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, source: str
 
 
 # -- helpers --------------------------------------------------------------------------------
+def _check_owner(writer: GraphWriter, field: str, node_id: str, labels: list[str], protocol: object, what: str) -> None:
+    """A record only its domain writer changes (a task store's task, events, attempts ...) is
+    never forgotten or unlinked by another writer: its log would no longer rebuild it."""
+    owner = owner_of(labels, {"protocol": protocol})
+    if owner is not None and owner != writer.owner:
+        raise Refused(
+            field,
+            f"{node_id!r} is kept by the {owner}, which alone changes it (its event log must keep rebuilding it); "
+            f"nothing was {what}",
+            "owned",
+        )
+
+
 def _check_id(value: object, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(field, "a node id is required")

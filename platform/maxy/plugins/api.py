@@ -53,6 +53,8 @@ PINNED_ARGUMENTS = {
     "agentSlug": "AGENT_SLUG",
     "session_id": "SESSION_ID",
     "sessionId": "SESSION_ID",
+    "task_role": "TASK_ROLE",
+    "taskRole": "TASK_ROLE",
 }
 
 
@@ -160,6 +162,7 @@ class ToolContext:
     session_id: str | None = None  # SESSION_ID: conversation-search is limited to it when set
     session_node_id: str | None = None  # SESSION_NODE_ID: the active Conversation (provenance fallback)
     knowledge_keywords: tuple[str, ...] = ()
+    task_role: str | None = None  # TASK_ROLE: what the task store lets this server change; None: reads only
     plugin: str = ""
     _db: Database | None = field(default=None, repr=False)
 
@@ -184,6 +187,7 @@ class ToolContext:
             session_id=settings.SESSION_ID,
             session_node_id=settings.SESSION_NODE_ID,
             knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
+            task_role=settings.TASK_ROLE,
             plugin=plugin,
             _db=db,
         )
@@ -205,16 +209,23 @@ class ToolContext:
             pins["AGENT_SLUG"] = s.AGENT_SLUG
         if s.SESSION_ID:
             pins["SESSION_ID"] = s.SESSION_ID
+        if self.task_role:
+            pins["TASK_ROLE"] = self.task_role
         return pins
 
     def refuse_widening(self, arguments: dict[str, Any]) -> None:
-        """Refuse any argument that tries to name another account, scope, agent or session."""
+        """Refuse any argument that tries to name another account, scope, agent, session or task role."""
         pins = self.pinned
         for arg, env in PINNED_ARGUMENTS.items():
             if arg not in arguments or arguments[arg] is None:
                 continue
             value = arguments[arg]
             pinned = pins.get(env)
+            if pinned is None and env == "TASK_ROLE":  # no role is a pin too: the one that writes nothing
+                raise ToolError(
+                    f"{arg}: this server has no task role (TASK_ROLE, or a key's --task-role); "
+                    "a tool argument cannot give it one"
+                )
             if pinned is None:
                 continue
             same = (

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ..logs import log_line
 from .api import ToolSpec, tools_of
@@ -153,29 +154,19 @@ def _plugin_tool(plugin: str, spec: ToolSpec, flags: ToolFlags, where: str) -> P
     )
 
 
-def discover_plugins(names: Sequence[str] | None = None, extra_modules: Iterable[str] = ()) -> list[LoadedPlugin]:
+def discover_plugins(
+    names: Sequence[str] | None = None, extra_modules: Iterable[str] = (), excluded: Iterable[str] = ()
+) -> list[LoadedPlugin]:
     """Load plugins.
 
     ``names=None`` loads every plugin in the entry-point group; otherwise each name is an
     entry-point name or a dotted module path (``tests.plugins_fixture.echo_plugin``).
     ``extra_modules`` are module paths loaded in addition, through the same loader.
+    ``excluded`` (EXCLUDED_PLUGINS) are plugins this install runs without: left out of every
+    plugin, and an error when named or loaded.
     """
-    registered = available_plugins()
-    wanted: list[tuple[str, str | None, str]] = []  # (module, entry name, source)
-    if names is None:
-        wanted.extend((module, name, "entry-point") for name, module in sorted(registered.items()))
-    else:
-        for name in names:
-            if name in registered:
-                wanted.append((registered[name], name, "entry-point"))
-            elif "." in name:
-                wanted.append((name, None, "module"))
-            else:
-                known = ", ".join(sorted(registered)) or "none"
-                raise ManifestError(
-                    f"unknown plugin {name!r}: installed plugins ({ENTRY_POINT_GROUP} entry points) are {known}; "
-                    "a plugin that is not installed can be named by its module path (package.module)"
-                )
+    out = set(excluded)
+    wanted = _wanted(names, out)
     wanted.extend((module, None, "module") for module in extra_modules)
 
     loaded: list[LoadedPlugin] = []
@@ -185,6 +176,8 @@ def discover_plugins(names: Sequence[str] | None = None, extra_modules: Iterable
             continue
         seen_modules.add(module)
         plugin = load_plugin(module, entry_name=entry_name, source=source)
+        if plugin.name in out:
+            raise ManifestError(_excluded(plugin.name) + f" (module {module!r})")
         clash = next((p for p in loaded if p.name == plugin.name), None)
         if clash is not None:
             raise ManifestError(f"two plugins are named {plugin.name!r}: {clash.module} and {plugin.module}")
@@ -197,10 +190,32 @@ def discover_plugins(names: Sequence[str] | None = None, extra_modules: Iterable
                     f"tool {t.name!r} is declared by two plugins ({owners[t.name]} and {plugin.name}); tool names are global"
                 )
             owners[t.name] = plugin.name
-    log_line(
-        "plugins",
-        "loaded",
-        plugins=[p.name for p in loaded],
-        tools=sum(len(p.tools) for p in loaded),
-    )
+    shown: dict[str, Any] = {"excluded": sorted(out)} if out else {}
+    log_line("plugins", "loaded", plugins=[p.name for p in loaded], tools=sum(len(p.tools) for p in loaded), **shown)
     return loaded
+
+
+def _wanted(names: Sequence[str] | None, excluded: set[str]) -> list[tuple[str, str | None, str]]:
+    """(module, entry name, source) of each plugin asked for."""
+    registered = available_plugins()
+    if names is None:
+        return [(module, name, "entry-point") for name, module in sorted(registered.items()) if name not in excluded]
+    wanted: list[tuple[str, str | None, str]] = []
+    for name in names:
+        if name in excluded:
+            raise ManifestError(_excluded(name))
+        if name in registered:
+            wanted.append((registered[name], name, "entry-point"))
+        elif "." in name:
+            wanted.append((name, None, "module"))
+        else:
+            known = ", ".join(sorted(registered)) or "none"
+            raise ManifestError(
+                f"unknown plugin {name!r}: installed plugins ({ENTRY_POINT_GROUP} entry points) are {known}; "
+                "a plugin that is not installed can be named by its module path (package.module)"
+            )
+    return wanted
+
+
+def _excluded(name: str) -> str:
+    return f"plugin {name!r} is excluded by EXCLUDED_PLUGINS: remove it from that setting to load it"

@@ -30,8 +30,9 @@ from ..errors import MaxyError
 MANIFEST_FILE = "PLUGIN.md"
 # tools/list ``_meta`` key that makes Claude Code load a tool eagerly (no ToolSearch round-trip)
 EAGER_META_KEY = "anthropic/alwaysLoad"
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-_TOOL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+# matched whole (fullmatch: a "$" would let a trailing newline through)
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # a plugin's, its server's, a specialist's name
+_TOOL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 # manifest key -> ToolFlags attribute
 _FLAG_KEYS = {
@@ -100,7 +101,7 @@ def _front_matter_data(text: str, where: str) -> dict[Any, Any]:
 
 def _name(data: dict[Any, Any], where: str) -> str:
     name = data.get("name")
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise ManifestError(
             f"{where}: key 'name' must be a lower-case plugin name (letters, digits, '-', '_'), got {name!r}"
         )
@@ -126,13 +127,13 @@ def _mcp_server(data: dict[Any, Any], name: str, where: str) -> str | None:
     if unknown:
         raise ManifestError(f"{where}: key 'mcp.{unknown[0]}' is not known; 'mcp' holds only 'server'")
     server = mcp.get("server")
-    if not isinstance(server, str) or not _NAME_RE.match(server):
+    if not isinstance(server, str) or not NAME_RE.fullmatch(server):
         raise ManifestError(f"{where}: key 'mcp.server' must name the plugin's MCP server, got {server!r}")
     return server
 
 
 def _tool_flags(tool_name: Any, flags: Any, where: str) -> ToolFlags:
-    if not isinstance(tool_name, str) or not _TOOL_RE.match(tool_name):
+    if not isinstance(tool_name, str) or not _TOOL_RE.fullmatch(tool_name):
         raise ManifestError(f"{where}: key 'tools.{tool_name}' is not a valid tool name")
     at = f"tools.{tool_name}"
     if flags is None:

@@ -29,7 +29,11 @@ def echo_search(ctx: ToolContext, query: str, limit: int = 10) -> str:
     return "\n".join(f"{r['name']} (scope: {r['scope'] or '-'})" for r in rows)
 
 
-@tool("echo-whoami", description="The pinned account, scopes, agent and session of this server.", read_only=True)
+@tool(
+    "echo-whoami",
+    description="The pinned account, scopes, agent, session and task role of this server.",
+    read_only=True,
+)
 def echo_whoami(ctx: ToolContext) -> dict:
     return {
         "accountId": ctx.caller.account_id,
@@ -39,6 +43,7 @@ def echo_whoami(ctx: ToolContext) -> dict:
         "role": ctx.role,
         "plugin": ctx.plugin,
         "keywords": list(ctx.knowledge_keywords),
+        "taskRole": ctx.task_role,
     }
 
 

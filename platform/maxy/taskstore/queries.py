@@ -1,0 +1,111 @@
+"""The task store's Cypher, in one place. Every query reads through the caller's guards
+(``node_guard``); values travel as parameters; the labels and relationship types are the
+allow-listed constants below."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..graph.guards import Caller, Guard, node_guard
+
+TASK = "Task"
+EVENT = "TaskEvent"
+# entity kind -> (label, relationship from the Task)
+ENTITIES: dict[str, tuple[str, str]] = {
+    "attempt": ("TaskAttempt", "HAS_ATTEMPT"),
+    "artifact": ("TaskArtifact", "HAS_ARTIFACT"),
+    "review": ("TaskReview", "HAS_REVIEW"),
+    "approval": ("TaskApproval", "HAS_APPROVAL"),
+    "effect": ("TaskSideEffect", "PLANS"),
+}
+HAS_EVENT = "HAS_EVENT"
+LIST_FIELDS = (
+    "taskId",
+    "title",
+    "kind",
+    "priority",
+    "phase",
+    "status",
+    "version",
+    "attempts",
+    "failedAttempts",
+    "currentAttemptId",
+    "createdAt",
+    "updatedAt",
+)
+
+
+def _guards(caller: Caller) -> tuple[Guard, Guard]:
+    return node_guard(caller, "t"), node_guard(caller, "c")
+
+
+def _children(kind: str, guard: Guard) -> str:
+    label, rel = ENTITIES[kind]
+    return f"COLLECT {{ MATCH (t)-[:{rel}]->(c:{label}) WHERE {guard.clause} RETURN properties(c) }}"
+
+
+def load_task(caller: Caller) -> tuple[str, dict[str, Any]]:
+    """One protocol task with its attempts, artifacts, reviews, approvals and side effects, each
+    related node guarded like the task."""
+    gt, gc = _guards(caller)
+    query = f"""
+        MATCH (t:{TASK}:Node {{nodeId: $id}}) WHERE {gt.clause} AND t.protocol = true
+        RETURN [k IN keys(t) WHERE k <> 'embedding' | [k, t[k]]] AS task,
+               {_children("attempt", gc)} AS attempts,
+               {_children("artifact", gc)} AS artifacts,
+               {_children("review", gc)} AS reviews,
+               {_children("approval", gc)} AS approvals,
+               {_children("effect", gc)} AS effects
+    """
+    return query, {**gt.params, **gc.params}
+
+
+def lock_task(caller: Caller) -> tuple[str, dict[str, Any]]:
+    """Take the task's write lock (setting a property to its own value) before anything is read."""
+    gt = node_guard(caller, "t")
+    query = f"""
+        MATCH (t:{TASK}:Node {{nodeId: $id}}) WHERE {gt.clause} AND t.protocol = true
+        SET t.version = t.version
+        RETURN t.nodeId AS id
+    """
+    return query, gt.params
+
+
+# Read under the lock, in a statement of its own, so it sees what the last writer committed.
+READ_LOCKED = f"MATCH (t:{TASK}:Node {{nodeId: $id}}) RETURN t.phase AS phase, t.version AS version, t.seq AS seq"
+
+SET_TASK = f"MATCH (t:{TASK}:Node {{nodeId: $id}}) SET t += $props, t.updatedAt = $now"
+
+
+def link_produced(caller: Caller) -> tuple[str, dict[str, Any]]:
+    """PRODUCED edges from the task to nodes the caller can read; the count says how many were found."""
+    gp = node_guard(caller, "p")
+    query = f"""
+        MATCH (t:{TASK}:Node {{nodeId: $id}})
+        UNWIND $ids AS pid
+        MATCH (p:Node {{nodeId: pid}}) WHERE {gp.clause}
+        MERGE (t)-[:PRODUCED]->(p)
+        RETURN count(p) AS n
+    """
+    return query, gp.params
+
+
+def list_tasks(caller: Caller) -> tuple[str, dict[str, Any]]:
+    gt = node_guard(caller, "t")
+    fields = ", ".join(f".{f}" for f in LIST_FIELDS)
+    query = f"""
+        MATCH (t:{TASK}) WHERE {gt.clause} AND t.protocol = true AND ($phase IS NULL OR t.phase = $phase)
+        WITH t ORDER BY t.updatedAt DESC, t.nodeId LIMIT $limit
+        RETURN t {{{fields}}} AS task
+    """
+    return query, gt.params
+
+
+def task_events(caller: Caller) -> tuple[str, dict[str, Any]]:
+    """The task's events (an empty list for a task without visible events; no row for no task)."""
+    gt, gc = _guards(caller)
+    query = f"""
+        MATCH (t:{TASK}:Node {{nodeId: $id}}) WHERE {gt.clause} AND t.protocol = true
+        RETURN COLLECT {{ MATCH (t)-[:{HAS_EVENT}]->(c:{EVENT}) WHERE {gc.clause} RETURN properties(c) }} AS events
+    """
+    return query, {**gt.params, **gc.params}
