@@ -42,6 +42,7 @@ PRIVATE_LABELS = frozenset(
     {
         "Conversation",
         "Message",
+        "MemoryEntry",
         "Task",
         "Workflow",
         "Preference",

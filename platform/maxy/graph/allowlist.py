@@ -55,6 +55,7 @@ SEARCHABLE_LABELS: tuple[str, ...] = (
     "Alert",
     "Briefing",
     "Fact",
+    "MemoryEntry",
 )
 
 # Every searchable label is vector-indexed and embedded on write.
@@ -99,6 +100,9 @@ STRUCTURAL_LABELS: tuple[str, ...] = (
     "TaskReview",
     "TaskApproval",
     "TaskSideEffect",
+    "MemorySpace",
+    "MemoryContext",
+    "AgentThread",
 )
 
 ALL_LABELS: frozenset[str] = frozenset(SEARCHABLE_LABELS + STRUCTURAL_LABELS)
@@ -162,6 +166,10 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
         "HAS_ARTIFACT",
         "HAS_APPROVAL",
         "PLANS",
+        "HAS_ENTRY",
+        "RECORDS",
+        "IN_SESSION",
+        "HAS_CONTEXT",
     }
 )
 

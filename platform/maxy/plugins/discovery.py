@@ -5,7 +5,8 @@ group a third-party package uses, so both are loaded by one function, :func:`loa
 import the package (and its ``.tools`` submodule when it has one; the package imports any
 other tool modules itself), read ``PLUGIN.md`` beside it, and match the ``@tool`` functions
 of the package and all its submodules against the manifest. A tool in the code but not in
-the manifest, or the other way round, is an error at load.
+the manifest, or the other way round, is an error at load. The prompts the manifest lists are
+read from their files then too (served as MCP prompts by the plugin's server).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .manifest import (
     PluginManifest,
     ToolFlags,
     load_manifest,
+    read_prompts,
 )
 
 ENTRY_POINT_GROUP = "maxy.plugins"
@@ -61,12 +63,24 @@ class PluginTool:
 
 
 @dataclass(frozen=True)
+class PluginPrompt:
+    """One MCP prompt of a plugin: its manifest entry and the text of its file."""
+
+    plugin: str
+    name: str
+    title: str | None
+    description: str
+    text: str
+
+
+@dataclass(frozen=True)
 class LoadedPlugin:
     name: str
     module: str
     manifest: PluginManifest
     tools: tuple[PluginTool, ...]
     source: str  # "entry-point" or "module"
+    prompts: tuple[PluginPrompt, ...] = ()
 
     @property
     def mcp_server(self) -> str | None:
@@ -138,7 +152,24 @@ def load_plugin(module_name: str, *, entry_name: str | None = None, source: str 
     for name, flags in manifest.tools.items():
         spec = specs[name]
         tools.append(_plugin_tool(manifest.name, spec, flags, where))
-    return LoadedPlugin(manifest.name, module_name, manifest, tuple(tools), source)
+    return LoadedPlugin(manifest.name, module_name, manifest, tuple(tools), source, plugin_prompts(manifest))
+
+
+def plugin_prompts(manifest: PluginManifest) -> tuple[PluginPrompt, ...]:
+    texts = read_prompts(manifest)
+    return tuple(
+        PluginPrompt(manifest.name, name, ref.title, ref.description, texts[name])
+        for name, ref in manifest.prompts.items()
+    )
+
+
+def plugin_folder(name: str) -> Path:
+    """The folder of the installed plugin ``name`` (its PLUGIN.md and files), without importing it."""
+    module = available_plugins().get(name)
+    spec = importlib.util.find_spec(module) if module else None
+    if spec is None or not spec.origin:
+        raise ManifestError(f"plugin {name!r} is not installed (no {ENTRY_POINT_GROUP!r} entry point names it)")
+    return Path(spec.origin).parent
 
 
 def _plugin_tool(plugin: str, spec: ToolSpec, flags: ToolFlags, where: str) -> PluginTool:
@@ -190,6 +221,15 @@ def discover_plugins(
                     f"tool {t.name!r} is declared by two plugins ({owners[t.name]} and {plugin.name}); tool names are global"
                 )
             owners[t.name] = plugin.name
+    prompt_owners: dict[str, str] = {}
+    for plugin in loaded:
+        for p in plugin.prompts:
+            if p.name in prompt_owners:
+                raise ManifestError(
+                    f"prompt {p.name!r} is declared by two plugins ({prompt_owners[p.name]} and {plugin.name}); "
+                    "prompt names are global"
+                )
+            prompt_owners[p.name] = plugin.name
     shown: dict[str, Any] = {"excluded": sorted(out)} if out else {}
     log_line("plugins", "loaded", plugins=[p.name for p in loaded], tools=sum(len(p.tools) for p in loaded), **shown)
     return loaded

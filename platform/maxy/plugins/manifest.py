@@ -8,12 +8,15 @@
     tools:
       memory-search: {eager: true, adminAllowlist: true, publicAllowlist: true, readOnly: true}
       memory-delete: {adminAllowlist: true, destructive: true}
+    prompts:                  # MCP prompts: Markdown files of the plugin, served by its server
+      entry_capture_prompt: {file: prompts/entry_capture_prompt.md, description: How to capture an entry.}
     ---
 
 Per tool: ``eager`` (``_meta["anthropic/alwaysLoad"]`` in tools/list), ``adminAllowlist`` and
 ``publicAllowlist`` (which role's server registers it) and the annotations ``readOnly``,
 ``destructive``, ``idempotent`` (omitted: taken from the ``@tool`` decorator; given and
-different from it: an error). Every error names the file and the key.
+different from it: an error). Per prompt: ``file`` (a ``.md`` file inside the plugin's folder),
+``description`` and an optional ``title``. Every error names the file and the key.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ _FLAG_KEYS = {
     "idempotent": "idempotent",
 }
 _MCP_KEYS = {"server"}
+_PROMPT_KEYS = {"file", "description", "title"}
 
 
 class ManifestError(MaxyError):
@@ -63,12 +67,22 @@ class ToolFlags:
 
 
 @dataclass(frozen=True)
+class PromptRef:
+    """A prompt's manifest entry: its Markdown file, relative to the plugin's folder."""
+
+    file: str
+    description: str
+    title: str | None = None
+
+
+@dataclass(frozen=True)
 class PluginManifest:
     name: str
     description: str
     mcp_server: str | None  # None: the plugin declares no MCP server
     tools: dict[str, ToolFlags] = field(default_factory=dict)
     path: Path | None = None
+    prompts: dict[str, PromptRef] = field(default_factory=dict)
 
 
 def split_front_matter(text: str, where: str) -> str:
@@ -157,13 +171,64 @@ def _tools(data: dict[Any, Any], where: str) -> dict[str, ToolFlags]:
     return {tool_name: _tool_flags(tool_name, flags, where) for tool_name, flags in tools_raw.items()}
 
 
+def _prompt_ref(prompt_name: Any, entry: Any, where: str) -> PromptRef:
+    if not isinstance(prompt_name, str) or not _TOOL_RE.fullmatch(prompt_name):
+        raise ManifestError(f"{where}: key 'prompts.{prompt_name}' is not a valid prompt name")
+    at = f"prompts.{prompt_name}"
+    if not isinstance(entry, dict):
+        raise ManifestError(f"{where}: key '{at}' must be a mapping with file and description, got {entry!r}")
+    unknown = sorted(set(map(str, entry)) - _PROMPT_KEYS)
+    if unknown:
+        raise ManifestError(f"{where}: key '{at}.{unknown[0]}' is not known; a prompt has file, description, title")
+    file = entry.get("file")
+    if not isinstance(file, str) or Path(file).is_absolute() or ".." in Path(file).parts or not file.endswith(".md"):
+        raise ManifestError(
+            f"{where}: key '{at}.file' must be a .md file inside the plugin's folder (a relative path), got {file!r}"
+        )
+    description = entry.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise ManifestError(f"{where}: key '{at}.description' must say what the prompt is for, got {description!r}")
+    title = entry.get("title")
+    if title is not None and not isinstance(title, str):
+        raise ManifestError(f"{where}: key '{at}.title' must be text, got {title!r}")
+    return PromptRef(file, description.strip(), title)
+
+
+def _prompts(data: dict[Any, Any], where: str) -> dict[str, PromptRef]:
+    raw = data.get("prompts") or {}
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{where}: key 'prompts' must map each prompt name to its file and description")
+    return {name: _prompt_ref(name, entry, where) for name, entry in raw.items()}
+
+
 def parse_manifest_text(text: str, where: str = MANIFEST_FILE, path: Path | None = None) -> PluginManifest:
     data = _front_matter_data(text, where)
     name = _name(data, where)
     description = _description(data, where)
     server = _mcp_server(data, name, where)
     tools = _tools(data, where)
-    return PluginManifest(name=name, description=description, mcp_server=server, tools=tools, path=path)
+    prompts = _prompts(data, where)
+    return PluginManifest(
+        name=name, description=description, mcp_server=server, tools=tools, path=path, prompts=prompts
+    )
+
+
+def read_prompts(manifest: PluginManifest) -> dict[str, str]:
+    """Each declared prompt's text, read from its file beside the manifest."""
+    where = str(manifest.path or MANIFEST_FILE)
+    folder = (manifest.path or Path(MANIFEST_FILE)).parent
+    texts = {}
+    for name, ref in manifest.prompts.items():
+        try:
+            text = (folder / ref.file).read_text(encoding="utf-8").strip()
+        except OSError as err:
+            raise ManifestError(
+                f"{where}: key 'prompts.{name}.file' names {ref.file!r}, which cannot be read ({err})"
+            ) from None
+        if not text:
+            raise ManifestError(f"{where}: key 'prompts.{name}.file' names {ref.file!r}, which is empty")
+        texts[name] = text
+    return texts
 
 
 def load_manifest(path: Path) -> PluginManifest:

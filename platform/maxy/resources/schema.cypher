@@ -108,10 +108,14 @@ CYPHER 25 CREATE VECTOR INDEX briefing_embedding IF NOT EXISTS FOR (n:Briefing) 
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (n:Fact) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
+CYPHER 25 CREATE VECTOR INDEX memory_entry_embedding IF NOT EXISTS FOR (n:MemoryEntry) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
+CYPHER 25 CREATE VECTOR INDEX memory_entry_embedding IF NOT EXISTS FOR (n:MemoryEntry) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 
 // ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----
 // accountId is indexed as well so a query can require the caller's account inside Lucene (with
 // boost 0, it selects without scoring); it is not a searchable text property.
-CREATE FULLTEXT INDEX entity_search IF NOT EXISTS FOR (n:Question|DefinedTerm|Review|Service|Person|LocalBusiness|PriceSpecification|Task|CreativeWork|DigitalDocument|KnowledgeDocument|Section|Chunk|Conversation|Message|Event|Workflow|Preference|Organization|Company|Concept|Product|Offer|Place|Project|Note|Report|Answer|Topic|Skill|Goal|Decision|UserProfile|AdminUser|EmailThread|Email|Article|Alert|Briefing|Fact)
+CREATE FULLTEXT INDEX entity_search IF NOT EXISTS FOR (n:Question|DefinedTerm|Review|Service|Person|LocalBusiness|PriceSpecification|Task|CreativeWork|DigitalDocument|KnowledgeDocument|Section|Chunk|Conversation|Message|Event|Workflow|Preference|Organization|Company|Concept|Product|Offer|Place|Project|Note|Report|Answer|Topic|Skill|Goal|Decision|UserProfile|AdminUser|EmailThread|Email|Article|Alert|Briefing|Fact|MemoryEntry)
   ON EACH [n.name, n.displayName, n.alternateName, n.firstName, n.lastName, n.givenName, n.familyName, n.title, n.headline, n.subject, n.summary, n.description, n.body, n.bodyPreview, n.content, n.text, n.compiledTruth, n.email, n.jobTitle, n.category, n.address, n.question, n.answer, n.notes, n.reviewBody, n.caption, n.slug, n.keywordsText, n.dateText, n.accountId]
   OPTIONS {indexConfig: {`fulltext.analyzer`: 'english', `fulltext.eventually_consistent`: false}};

@@ -1,0 +1,71 @@
+"""Memory spaces: a named memory inside the caller's account (the "vault").
+
+    (:MemorySpace {memory})-[:HAS_ENTRY]->(:MemoryEntry)
+    (:MemorySpace {memory})-[:HAS_CONTEXT]->(:MemoryContext)
+
+A space's nodeId derives from ``confine.id_root`` and its name, so each pinned view has spaces
+of its own: two views writing to the memory ``ada`` never see each other's entries. Spaces are
+the admin's own records (``confine.record_scope``), like session conversations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from ..errors import ValidationError
+from ..graph.confine import id_root, record_scope
+from ..graph.guards import Caller
+from ..graph.write import GraphWriter, NodeSpec
+
+MAX_MEMORY = 128
+MEMORY_RE = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
+SPACE_LABEL = "MemorySpace"
+ENTRY_LABEL = "MemoryEntry"
+CONTEXT_LABEL = "MemoryContext"
+
+_LOCKS = tuple(threading.Lock() for _ in range(64))
+
+
+def check_memory(value: object, field: str = "memory") -> str:
+    """A memory's name: 1-128 letters, digits and ``. _ : @ -`` (a user id, a thread id, an e-mail)."""
+    if not isinstance(value, str) or not value:
+        raise ValidationError(field, f"a memory name is required: 1-{MAX_MEMORY} letters, digits or . _ : @ -")
+    if len(value) > MAX_MEMORY:
+        raise ValidationError(field, f"at most {MAX_MEMORY} characters (got {len(value)}); use a shorter memory name")
+    if not MEMORY_RE.fullmatch(value):
+        bad = next(ch for ch in value if not MEMORY_RE.fullmatch(ch))
+        raise ValidationError(
+            field, f"{bad!r} is not allowed in a memory name; use letters, digits or . _ : @ - (got {value!r})"
+        )
+    return value
+
+
+def derived_id(kind: str, root: str, *parts: str) -> str:
+    """A nodeId per (kind, id root, natural key): the same key lands on the same node."""
+    digest = hashlib.sha1("\x1f".join((kind, root, *parts)).encode()).hexdigest()[:24]
+    return f"{kind}-{digest}"
+
+
+def space_node_id(caller: Caller, memory: str) -> str:
+    return derived_id("memspace", id_root(caller), memory)
+
+
+def space_spec(writer: GraphWriter, memory: str) -> NodeSpec:
+    """The space's node, written (or touched) with each entry or context put into it."""
+    return NodeSpec(
+        [SPACE_LABEL],
+        {"memory": memory},
+        node_id=space_node_id(writer.caller, memory),
+        scope=record_scope(writer.caller),
+    )
+
+
+@contextmanager
+def space_lock(caller: Caller, memory: str) -> Iterator[None]:
+    """Serialises writes to one space within a process (its next seq or version)."""
+    with _LOCKS[hash((id_root(caller), memory)) % len(_LOCKS)]:
+        yield
