@@ -11,6 +11,15 @@ Modes (set ``fake.mode`` at any time):
 * ``500``        500 ``{"type": "error", "error": {"type": "api_error", ...}}``
 * ``401``        401 ``{"type": "error", "error": {"type": "authentication_error", ...}}``
 * ``malformed``  200 with a body that is not JSON
+* ``wrong-tool``  like ``ok``, but a forced tool call names another tool
+* ``missing-field`` like ``ok``, but a forced tool call lacks the first field its schema requires
+
+A request whose ``tool_choice`` is ``{"type": "tool", "name": ...}`` gets a ``tool_use`` answer
+instead of text, its input built from the prompt: ``add_entry`` from the prompt's last
+``<message ...>...</message>`` (``raw_entry`` the text, ``summary`` "Summary: " + its first words,
+``tags`` its first word as ``topic``), ``put_context`` from the prompt's ``<conversation>`` block
+(``content`` "Context: " + its first words), any other tool a string of the prompt's first
+words for each required field.
 
 Only 127.0.0.1, on a port the OS picks; every request is recorded in ``fake.requests``
 as ``{"path", "headers", "body"}``.
@@ -28,7 +37,8 @@ from typing import Any
 
 from .local_http import LocalServer
 
-MODES = ("ok", "slow", "500", "401", "malformed")
+MODES = ("ok", "slow", "500", "401", "malformed", "wrong-tool", "missing-field")
+WORDS = 12  # words of the prompt an answer echoes
 
 
 def _error(kind: str, message: str) -> bytes:
@@ -94,7 +104,7 @@ class FakeAnthropic(LocalServer):
                 if mode == "malformed":
                     self._send(200, b'{"id": "msg_1", "type": "message", "content": [ this is not json')
                     return
-                self._send(200, json.dumps(fake.message(body)).encode())
+                self._send(200, json.dumps(fake.message(body, mode)).encode())
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -102,30 +112,76 @@ class FakeAnthropic(LocalServer):
         self._thread.start()
         return self
 
-    def message(self, request: dict[str, Any]) -> dict[str, Any]:
-        text = self.reply
-        if text is None:
-            prompt = ""
-            for m in request.get("messages") or []:
-                content = m.get("content")
-                prompt += (
-                    content
-                    if isinstance(content, str)
-                    else " ".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
-                )
-            inner = re.search(r"<text>\s*(.*?)\s*</text>", prompt, re.S)
-            words = (inner.group(1) if inner else prompt).split()[:12]
-            text = "Summary: " + " ".join(words)
+    def message(self, request: dict[str, Any], mode: str = "ok") -> dict[str, Any]:
+        prompt = _prompt_text(request)
+        choice = request.get("tool_choice") or {}
+        if choice.get("type") == "tool":
+            content = [_tool_use(request, str(choice.get("name")), prompt, mode)]
+            stop = "tool_use"
+        else:
+            text = self.reply
+            if text is None:
+                inner = re.search(r"<text>\s*(.*?)\s*</text>", prompt, re.S)
+                text = "Summary: " + _first_words(inner.group(1) if inner else prompt)
+            content = [{"type": "text", "text": text}]
+            stop = "end_turn"
         return {
             "id": f"msg_{uuid.uuid4().hex[:16]}",
             "type": "message",
             "role": "assistant",
             "model": request.get("model", "claude-haiku-4-5"),
-            "content": [{"type": "text", "text": text}],
-            "stop_reason": "end_turn",
+            "content": content,
+            "stop_reason": stop,
             "stop_sequence": None,
             "usage": {"input_tokens": 42, "output_tokens": 17},
         }
+
+
+def _prompt_text(request: dict[str, Any]) -> str:
+    prompt = ""
+    for m in request.get("messages") or []:
+        content = m.get("content")
+        prompt += (
+            content
+            if isinstance(content, str)
+            else " ".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+        )
+    return prompt
+
+
+def _first_words(text: str, n: int = WORDS) -> str:
+    return " ".join(text.split()[:n])
+
+
+def _block(prompt: str, tag: str) -> str:
+    """The text of the last ``<tag ...>...</tag>`` block of the prompt (the whole prompt if none)."""
+    blocks = re.findall(rf"<{tag}\b[^>]*>\n?(.*?)\n?</{tag}>", prompt, re.S)
+    return blocks[-1] if blocks else prompt
+
+
+def _tool_use(request: dict[str, Any], name: str, prompt: str, mode: str) -> dict[str, Any]:
+    tool = next((t for t in request.get("tools") or [] if t.get("name") == name), {})
+    required = list((tool.get("input_schema") or {}).get("required") or [])
+    if name == "add_entry":
+        raw = _block(prompt, "message")
+        words = raw.split()
+        arguments: dict[str, Any] = {
+            "summary": "Summary: " + _first_words(raw),
+            "raw_entry": raw,
+            "tags": {"topic": words[0].strip(".,!?:;").lower() if words else "none"},
+        }
+    elif name == "put_context":
+        arguments = {"content": "Context: " + _first_words(_block(prompt, "conversation"), 40)}
+    else:
+        arguments = {field: _first_words(prompt) for field in required}
+    if mode == "missing-field" and required:
+        arguments.pop(required[0], None)
+    return {
+        "type": "tool_use",
+        "id": f"toolu_{uuid.uuid4().hex[:16]}",
+        "name": "wrong_tool" if mode == "wrong-tool" else name,
+        "input": arguments,
+    }
 
 
 if __name__ == "__main__":  # pragma: no cover - manual poking

@@ -118,6 +118,9 @@ class Settings(BaseSettings):
     MAXY_SUMMARY_TIMEOUT_S: Annotated[float, Field(gt=0)] = 20.0
     # Seconds the inbound gateway waits for its model; past it the message passes unscreened by it
     MAXY_GATEWAY_TIMEOUT_S: Annotated[float, Field(gt=0)] = 3.0
+    # The memory agent's model, and seconds one of its calls may take before it degrades
+    MAXY_AGENT_MODEL: str = "claude-haiku-4-5"
+    MAXY_AGENT_TIMEOUT_S: Annotated[float, Field(gt=0)] = 20.0
 
     # Chunk bounds of ingested documents, in characters (unset: the chunker's defaults)
     MAXY_CHUNK_MIN_CHARS: Annotated[int | None, Field(gt=0)] = None
@@ -200,7 +203,7 @@ class Settings(BaseSettings):
     def _neo4j_uri(cls, value: str) -> str:
         return check_neo4j_uri(value)
 
-    @field_validator("NEO4J_USER", "EMBED_MODEL", "MAXY_SUMMARY_MODEL")
+    @field_validator("NEO4J_USER", "EMBED_MODEL", "MAXY_SUMMARY_MODEL", "MAXY_AGENT_MODEL")
     @classmethod
     def _one_token(cls, value: str | None) -> str | None:
         if value is None:
@@ -393,6 +396,7 @@ FIXES: dict[str, str] = {
     "ANTHROPIC_API_KEY": "set it to the key alone, on one line, or unset it",
     "ANTHROPIC_BASE_URL": "set it to the Messages API's address, e.g. https://api.anthropic.com, or unset it",
     "MAXY_SUMMARY_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_AGENT_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it for that default",
     "MAXY_CHUNK_MIN_CHARS": "set it to a number of characters, e.g. 300, or unset it",
     "MAXY_CHUNK_TARGET_CHARS": "set it to a number of characters, e.g. 1200, or unset it",
     "MAXY_CHUNK_MAX_CHARS": "set it to a number of characters, e.g. 1500, or unset it",

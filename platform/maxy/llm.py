@@ -1,6 +1,7 @@
 """One small wrapper over the official ``anthropic`` client for the search-side LLM stages
-(query classification, multi-query expansion, HyDE). Every caller degrades on failure:
-this module raises ``LLMUnavailable`` and never lets a provider error escape."""
+(query classification, multi-query expansion, HyDE), summaries, the gateway and the memory
+agent's tool calls. Every caller degrades on failure: this module raises ``LLMUnavailable``
+and never lets a provider error escape."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ def _client(settings: Settings, timeout: float) -> Any:
         return _clients[cache_key]
 
 
+def _failure(err: Exception) -> LLMUnavailable:
+    reason = "timeout" if "Timeout" in type(err).__name__ else "api-error"
+    return LLMUnavailable(f"{type(err).__name__}: {str(err)[:200]}", reason=reason)
+
+
 def complete(
     settings: Settings,
     prompt: str,
@@ -67,11 +73,50 @@ def complete(
         response = client.messages.create(**kwargs)
         text = "".join(getattr(block, "text", "") for block in response.content)
     except Exception as err:  # any provider, transport or decoding failure degrades the same way
-        reason = "timeout" if "Timeout" in type(err).__name__ else "api-error"
-        raise LLMUnavailable(f"{type(err).__name__}: {str(err)[:200]}", reason=reason) from None
+        raise _failure(err) from None
     if not text.strip():
         raise LLMUnavailable("empty answer")
     return text
+
+
+def messages_with_tools(
+    settings: Settings,
+    *,
+    system: str,
+    prompt: str,
+    tool: dict[str, Any],
+    model: str,
+    max_tokens: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """The input of the one tool the model is made to call (``tool_choice`` names it), or
+    LLMUnavailable: no key, a timeout, an HTTP error, or an answer without that tool's call or
+    missing a field its ``input_schema`` requires."""
+    client = _client(settings, timeout)
+    name = tool["name"]
+    try:
+        response = client.messages.create(
+            model=model,
+            max_tokens=max_tokens,
+            system=system,
+            messages=[{"role": "user", "content": prompt}],
+            tools=[tool],
+            tool_choice={"type": "tool", "name": name},
+        )
+        calls = [block for block in response.content if getattr(block, "type", None) == "tool_use"]
+    except Exception as err:  # any provider, transport or decoding failure degrades the same way
+        raise _failure(err) from None
+    call = next((c for c in calls if getattr(c, "name", None) == name), None)
+    if call is None:
+        got = ", ".join(str(getattr(c, "name", "?")) for c in calls) or "no tool call"
+        raise LLMUnavailable(f"the answer does not call {name} ({got[:100]})")
+    arguments = getattr(call, "input", None)
+    if not isinstance(arguments, dict):
+        raise LLMUnavailable(f"the {name} call's input is not an object")
+    missing = [f for f in tool.get("input_schema", {}).get("required", ()) if arguments.get(f) in (None, "")]
+    if missing:
+        raise LLMUnavailable(f"the {name} call lacks {', '.join(missing)}")
+    return arguments
 
 
 def parse_json_object(text: str) -> dict[str, Any]:

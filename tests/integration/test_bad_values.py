@@ -67,6 +67,8 @@ SETTINGS: dict[str, tuple[str, list[str], int]] = {
     "MAXY_SUMMARY_MODEL": ("claude haiku", CHEAP, 2),
     "MAXY_SUMMARY_TIMEOUT_S": ("0", CHEAP, 2),
     "MAXY_GATEWAY_TIMEOUT_S": ("-3", CHEAP, 2),
+    "MAXY_AGENT_MODEL": ("claude\thaiku", CHEAP, 2),
+    "MAXY_AGENT_TIMEOUT_S": ("0", CHEAP, 2),
     "MAXY_CHUNK_MIN_CHARS": ("few", CHEAP, 2),
     "MAXY_CHUNK_TARGET_CHARS": ("-1200", CHEAP, 2),
     "MAXY_CHUNK_MAX_CHARS": ("1.5k", CHEAP, 2),
