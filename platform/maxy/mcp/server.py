@@ -8,6 +8,8 @@
   derived from the names when the tool gives none);
 - a tool that declares an ``output`` model lists it as its ``outputSchema`` and answers with a
   text block plus the same answer as ``structuredContent`` (checked against the schema);
+- the prompts a plugin's manifest lists are served as MCP prompts (prompts/list, prompts/get
+  returning the file's text) by every role's server that registers one of its tools;
 - the server's ``instructions`` say which tool is for what, how search relevance reads and
   what the pins mean (:func:`server_instructions`);
 - each call gets the pinned ToolContext from ``ctx_factory(plugin, headers)``, is refused if
@@ -38,6 +40,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError
+from mcp.server.mcpserver.prompts import Prompt
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
@@ -51,7 +54,7 @@ from ..db import Database
 from ..errors import ConfigError, MaxyError
 from ..logs import log_line, short
 from ..plugins.api import PINNED_ARGUMENTS, ROLES, Rendered, Role, ToolContext, ToolError, ToolSpec, title_of
-from ..plugins.discovery import LoadedPlugin, PluginTool
+from ..plugins.discovery import LoadedPlugin, PluginPrompt, PluginTool
 from ..plugins.manifest import EAGER_META_KEY
 from .audit import ToolCallRecord, record_tool_call
 from .audit_retention import finish_prunes
@@ -315,6 +318,21 @@ def _sdk_tool(t: PluginTool) -> Tool:
     return registered
 
 
+def _sdk_prompt(p: PluginPrompt) -> Prompt:
+    """The SDK's registration of one plugin prompt: no arguments, its file's text as one user message."""
+
+    def text() -> str:
+        return p.text
+
+    return Prompt.from_function(text, name=p.name, title=p.title or title_of(p.name), description=p.description)
+
+
+def prompts_for_tools(plugins: Sequence[LoadedPlugin], tools: Sequence[PluginTool]) -> list[PluginPrompt]:
+    """The prompts of the plugins with at least one of ``tools`` registered."""
+    served = {t.plugin for t in tools}
+    return [prompt for p in plugins if p.name in served for prompt in p.prompts]
+
+
 class MaxyMCPServer(MCPServer):
     """An MCPServer whose tool calls are pinned, widening-checked, error-mapped and audited."""
 
@@ -327,6 +345,7 @@ class MaxyMCPServer(MCPServer):
         tools: Sequence[PluginTool],
         audit: bool = True,
         instructions: str | None = None,
+        prompts: Sequence[PluginPrompt] = (),
     ):
         _route_sdk_logging()
         registered = [_sdk_tool(t) for t in tools]
@@ -346,6 +365,8 @@ class MaxyMCPServer(MCPServer):
             r.name: frozenset(r.parameters.get("properties", {})) for r in registered
         }
         self._schemas: dict[str, dict[str, Any]] = {r.name: r.parameters for r in registered}
+        for prompt in prompts:
+            self.add_prompt(_sdk_prompt(prompt))
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self.maxy_tools.get(name)
@@ -484,6 +505,7 @@ def create_mcp_server(
     tools = tools_for_role(plugins, role)
     servers = sorted({p.mcp_server for p in plugins if p.mcp_server})
     server_name = name or ("maxy-" + "-".join(servers) if servers else "maxy")
+    prompts = prompts_for_tools(plugins, tools)
     server = MaxyMCPServer(
         server_name,
         role=role,
@@ -491,6 +513,7 @@ def create_mcp_server(
         tools=tools,
         audit=audit,
         instructions=server_instructions(tools, role),
+        prompts=prompts,
     )
     admin_registered = sum(1 for t in tools if t.admin_allowlist) if role == "admin" else admin_registrable
     log_line(
@@ -501,6 +524,7 @@ def create_mcp_server(
         role=role,
         registered=len(tools),
         eager=sum(1 for t in tools if t.eager),
+        prompts=len(prompts),
     )
     return server
 

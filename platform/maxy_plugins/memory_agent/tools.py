@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from maxy.conversations.store import MAX_SESSION_ID
-from maxy.memoryagent import add_entry, await_consistency, get_context, list_entries, put_context
+from maxy.memoryagent import add_entry, await_consistency, check_memory, get_context, list_entries, put_context
 from maxy.memoryagent.consistency import MAX_TIMEOUT_S
 from maxy.memoryagent.contexts import MAX_CONTENT
 from maxy.memoryagent.entries import MAX_LIST, MAX_MESSAGE_ID, MAX_RAW_ENTRY, MAX_SUMMARY, MAX_TAG, MAX_TAGS
@@ -94,9 +94,11 @@ class Consistency(ToolOutput):
     error: str | None = None
 
 
-def _vault(ctx: ToolContext, vault_id: str | None) -> None:
+def _memory(ctx: ToolContext, memory_id: str, vault_id: str | None) -> str:
+    """The memory named by ``memoryId``, in the server's own vault (its account)."""
     if vault_id is not None and vault_id != ctx.caller.account_id:
         raise ToolError("vaultId: ACCOUNT_ID is pinned for this server; a tool argument cannot change it")
+    return check_memory(memory_id, "memoryId")
 
 
 def _session(ctx: ToolContext, session_id: str | None) -> str | None:
@@ -136,10 +138,9 @@ def add_entry_tool(
     vaultId: VaultId = None,
 ) -> dict[str, Any]:
     w = ctx.writer()  # refuses the public role before anything else
-    _vault(ctx, vaultId)
     return add_entry(
         w,
-        memoryId,
+        _memory(ctx, memoryId, vaultId),
         summary=summary,
         raw_entry=rawEntry,
         tags=tags,
@@ -164,8 +165,8 @@ def list_entries_tool(
     limit: Annotated[int, Field(description="At most this many entries.", ge=1, le=MAX_LIST)] = 10,
     vaultId: VaultId = None,
 ) -> dict[str, Any]:
-    _vault(ctx, vaultId)
-    return {"memory": memoryId, "entries": list_entries(ctx.db, ctx.caller, memoryId, limit=limit)}
+    memory = _memory(ctx, memoryId, vaultId)
+    return {"memory": memory, "entries": list_entries(ctx.db, ctx.caller, memory, limit=limit)}
 
 
 @tool(
@@ -179,9 +180,9 @@ def list_entries_tool(
 )
 @tool_errors
 def get_context_tool(ctx: ToolContext, memoryId: MemoryId, vaultId: VaultId = None) -> dict[str, Any]:
-    _vault(ctx, vaultId)
-    latest = get_context(ctx.db, ctx.caller, memoryId)
-    return {"memory": memoryId, "found": latest is not None, **(latest or {})}
+    memory = _memory(ctx, memoryId, vaultId)
+    latest = get_context(ctx.db, ctx.caller, memory)
+    return {"memory": memory, "found": latest is not None, **(latest or {})}
 
 
 @tool(
@@ -202,8 +203,7 @@ def put_context_tool(
     vaultId: VaultId = None,
 ) -> dict[str, Any]:
     w = ctx.writer()
-    _vault(ctx, vaultId)
-    return put_context(w, memoryId, content, session_id=_session(ctx, sessionId))
+    return put_context(w, _memory(ctx, memoryId, vaultId), content, session_id=_session(ctx, sessionId))
 
 
 @tool(
@@ -224,5 +224,4 @@ def await_consistency_tool(
     vaultId: VaultId = None,
 ) -> dict[str, Any]:
     w = ctx.writer()
-    _vault(ctx, vaultId)
-    return await_consistency(w, memoryId, timeout_s=timeoutS)
+    return await_consistency(w, _memory(ctx, memoryId, vaultId), timeout_s=timeoutS)
