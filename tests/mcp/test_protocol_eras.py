@@ -1,4 +1,4 @@
-"""Every tool of the memory, work, session, admin and taskstore plugins, called by the SDK's client in both
+"""Every tool of the memory, work, session, admin, taskstore and memory-agent plugins, called by the SDK's client in both
 protocol eras it speaks (``mode="legacy"``: the 2025-11-25 initialize handshake; ``mode="auto"``:
 ``server/discover``, then the stateless 2026-07-28 revision) over stdio (``maxy mcp serve``) and
 streamable HTTP (``maxy serve``'s app), against the real Neo4j: each answer carries a text block
@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
-PLUGINS = ["memory", "work", "session", "admin", "taskstore"]
+PLUGINS = ["memory", "work", "session", "admin", "taskstore", "memory-agent"]
 TASK_ROLES = ("executor", "spec_reviewer", "quality_reviewer", "approver")  # beside the main server's orchestrator
 SPEC = {
     "goal": "Check every task tool",
@@ -130,6 +130,13 @@ async def _every_tool(client: Client, doc: Path, tag: str, roles: dict[str, Clie
     await call("conversation-append", {"content": "Where is the Apollo kickoff?", "sessionId": session})
     await call("conversation-append", {"content": "In room 4.", "role": "assistant", "sessionId": session})
     await call("conversation-search", {"query": "Apollo kickoff room", "sessionId": session})
+    memory = f"contract-{tag}"
+    entry = {"memoryId": memory, "summary": "The Apollo kickoff is in room 4", "rawEntry": "In room 4."}
+    await call("add_entry", entry | {"role": "assistant", "sessionId": session, "tags": ["apollo"]})
+    await call("list_entries", {"memoryId": memory, "limit": 5})
+    await call("put_context", {"memoryId": memory, "content": "The Apollo kickoff is in room 4."})
+    await call("get_context", {"memoryId": memory})
+    await call("await_consistency", {"memoryId": memory})
     keyword = f"contract-{tag}"
     await call("memory-report-write", {"title": "Contract run", "body": "All tools answered.", "keywords": [keyword]})
     await call("memory-report-read-latest", {"keyword": keyword})

@@ -1,5 +1,5 @@
 """The tool contract a client reads from tools/list and initialize/discover, with the SDK's client
-against the memory, work, session, admin and taskstore plugins: titles, described inputs, enums and bounds from the
+against the memory, work, session, admin, taskstore and memory-agent plugins: titles, described inputs, enums and bounds from the
 allow-lists, an outputSchema for every tool, annotations that are true, server instructions, and
 one-line errors for input the schema refuses (against the real Neo4j)."""
 
@@ -22,7 +22,7 @@ from mcp import Client
 
 from tests.plugins_fixture.helpers import text
 
-PLUGINS = ["memory", "work", "session", "admin", "taskstore"]
+PLUGINS = ["memory", "work", "session", "admin", "taskstore", "memory-agent"]
 
 # (readOnly, destructive, idempotent): destructive = may overwrite or remove what is stored;
 # idempotent = the same call again changes nothing more.
@@ -61,6 +61,11 @@ HINTS = {
     "task_resume": (False, True, True),
     "task_set_external_ref": (False, True, True),
     "task_link_produced": (False, False, True),
+    "add_entry": (False, True, False),
+    "list_entries": (True, False, True),
+    "get_context": (True, False, True),
+    "put_context": (False, False, False),
+    "await_consistency": (False, False, True),
 }
 FIELD_TITLE = re.compile(r"[A-Z][a-z]*( ([a-z]+|IDs?))*")
 
@@ -125,6 +130,7 @@ def test_enums_and_bounds_come_from_the_allow_lists() -> None:
     assert _enum(schema["work-update"], "status") == list(OPEN_STATUSES)
     assert _enum(schema["work-complete"], "status") == list(DONE_STATUSES)
     assert _enum(schema["conversation-append"], "role") == ["user", "assistant", "system"]
+    assert _enum(schema["add_entry"], "role") == ["user", "assistant", "system"]
     assert _enum(schema["task_transition"], "to") == list(PHASES) == _enum(schema["task_list"], "phase")
     assert _enum(schema["task_append_review"], "gate") == ["spec_review", "spec_gate", "quality_gate"]
     assert _enum(schema["task_append_review"], "verdict") == ["approved", "changes_requested", "blocked"]
@@ -139,6 +145,7 @@ def test_enums_and_bounds_come_from_the_allow_lists() -> None:
     assert bounds("conversation-search", "limit") == (1, 100)
     assert bounds("memory-get", "hops") == (0, 3) and bounds("memory-get", "budget") == (1, 500)
     assert bounds("memory-report-list", "limit") == (1, 100)
+    assert bounds("list_entries", "limit") == (1, 100)
     assert schema["memory-report-write"]["properties"]["body"]["maxLength"] == 10_000
     # search hits leave room for a calibrated relevance and the nearest miss
     hit = output["memory-search"]["$defs"]["SearchHit"]
@@ -196,6 +203,9 @@ BAD_INPUT = [
     ),
     ("task_create", {"spec": {"goal": "g", "deadline": "soon"}}, "spec.deadline: Extra inputs are not permitted"),
     ("task_append_review", {"taskId": "t", "gate": "spec_gate", "verdict": "fine"}, "verdict: unknown value 'fine'"),
+    ("list_entries", {"memoryId": "m", "limit": 101}, "limit: an integer from 1 to 100 (got 101)"),
+    ("add_entry", {"memoryId": "m", "summary": "s", "rawEntry": "r", "role": "bot"}, "role: unknown value 'bot'"),
+    ("put_context", {"memoryId": "m", "content": ""}, "content: must not be empty"),
 ]
 
 
