@@ -90,7 +90,7 @@ def add_entry_cmd(
     raw_entry: str = typer.Option("-", "--raw-entry", help="The message as written; - (the default) reads stdin."),
     tag: list[str] = typer.Option([], "--tag", help="A short label (repeatable)."),
     role: str = typer.Option(None, "--role", help="user, assistant or system."),
-    session: str = typer.Option(None, "--session", help="The conversation session of the message."),
+    session_id: str = typer.Option(None, "--session", help="The conversation session of the message."),
     message_id: str = typer.Option(None, "--message-id", help="The message's id: the same id updates its entry."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -98,7 +98,7 @@ def add_entry_cmd(
     raw = _text(raw_entry)
     result = _writing(
         lambda w: add_entry(
-            w, memory, summary=summary, raw_entry=raw, tags=tag, role=role, session_id=session, message_id=message_id
+            w, memory, summary=summary, raw_entry=raw, tags=tag, role=role, session_id=session_id, message_id=message_id
         )
     )
     if json_out:
@@ -112,12 +112,12 @@ def add_entry_cmd(
 def put_context_cmd(
     memory: str = MEMORY,
     content: str = typer.Option("-", "--content", help="The context document; - (the default) reads stdin."),
-    session: str = typer.Option(None, "--session", help="The session it was written in."),
+    session_id: str = typer.Option(None, "--session", help="The session it was written in."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Save a new version of the memory's context document (the put_context tool)."""
     text = _text(content)
-    result = _writing(lambda w: put_context(w, memory, text, session_id=session))
+    result = _writing(lambda w: put_context(w, memory, text, session_id=session_id))
     if json_out:
         emit_json(result)
         return
@@ -126,18 +126,18 @@ def put_context_cmd(
 
 def barrier_cmd(
     memory: str = MEMORY,
-    timeout: float = typer.Option(10.0, "--timeout", min=0.001, max=MAX_TIMEOUT_S, help="Seconds to wait at most."),
+    timeout_s: float = typer.Option(10.0, "--timeout", min=0.001, max=MAX_TIMEOUT_S, help="Seconds to wait at most."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Wait until every entry of the memory is found by search (the await_consistency tool);
     exit code 1 when that did not happen in time."""
-    result: dict[str, Any] = _writing(lambda w: await_consistency(w, memory, timeout_s=timeout))
+    result: dict[str, Any] = _writing(lambda w: await_consistency(w, memory, timeout_s=timeout_s))
     if json_out:
         emit_json(result)
     elif result["consistent"]:
         _line(f"consistent: {result['entries']} entries searchable ({result['waitedMs']} ms)")
     else:
-        why = result.get("error") or f"the indexes did not catch up within {timeout:g} s"
+        why = result.get("error") or f"the indexes did not catch up within {timeout_s:g} s"
         _line(f"not consistent after {result['waitedMs']} ms: {why}")
     if not result["consistent"]:
         raise typer.Exit(1)
