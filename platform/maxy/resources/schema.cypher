@@ -110,8 +110,6 @@ CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (n:Fact) ON n.emb
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX memory_entry_embedding IF NOT EXISTS FOR (n:MemoryEntry) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
-CYPHER 25 CREATE VECTOR INDEX memory_entry_embedding IF NOT EXISTS FOR (n:MemoryEntry) ON n.embedding WITH [n.accountId]
-  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 
 // ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----
 // accountId is indexed as well so a query can require the caller's account inside Lucene (with
