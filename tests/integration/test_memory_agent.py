@@ -306,15 +306,10 @@ with Database(settings) as db:
 """
 
 
-@pytest.mark.parametrize("with_id", [True, False], ids=["message-id", "no-message-id"])
-def test_a_process_killed_before_recording_is_resumed_without_a_duplicate(
-    llm, writer, db, account, data_root, with_id: bool
-) -> None:
-    invoker = MemoryAgentInvoker(_agent(writer))
-    invoker.start_session(THREAD)
-    _feed(invoker, range(5))
-    llm.mode, llm.delay_s = "slow", 120.0  # the child hangs in its model call, after appending the turn
-    sixth = _message(5, with_id=with_id)
+def _killed_while_recording(llm: FakeAnthropic, account: Any, data_root: Any, sixth: ChatMessage) -> None:
+    """Run the sixth message in a child process and kill it while it waits for its entry's
+    summary: its turn is appended, its entry not written."""
+    llm.mode, llm.delay_s = "slow", 120.0
     env = child_env(data_root, ACCOUNT_ID=account.account_id)
     env.update(ANTHROPIC_BASE_URL=llm.url, ANTHROPIC_API_KEY="test-key", MAXY_AGENT_TIMEOUT_S="300", LOG_LEVEL="ERROR")
     args = [MEMORY, sixth.role, sixth.speaker or "", sixth.content, THREAD, sixth.message_id or ""]
@@ -327,27 +322,49 @@ def test_a_process_killed_before_recording_is_resumed_without_a_duplicate(
     finally:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
+    llm.mode = "ok"
 
+
+@pytest.mark.parametrize(
+    "with_id,then",
+    [(True, "same"), (False, "same"), (True, "next"), (True, "end")],
+    ids=["same-message", "same-message-without-id", "next-message", "end-session"],
+)
+def test_a_process_killed_before_recording_is_resumed_without_a_duplicate(
+    llm, writer, db, account, data_root, with_id: bool, then: str
+) -> None:
+    invoker = MemoryAgentInvoker(_agent(writer))
+    invoker.start_session(THREAD)
+    _feed(invoker, range(5))
+    sixth = _message(5, with_id=with_id)
+    _killed_while_recording(llm, account, data_root, sixth)
     state = invoker.agent.thread(THREAD)
     assert (state.step, state.msg_count, state.to_process.content) == (RECEIVED, 5, sixth.content)
     assert _count(db, account.account_id, "Message") == 6 and len(_entries(db, account.account_id)) == 5
 
-    llm.mode = "ok"
-    # a new agent fed the same message finishes it: one entry, linked to the Message the child appended
-    resumed = MemoryAgentInvoker(_agent(writer))
-    out = resumed.process_conversation_message(
-        sixth.role, sixth.content, THREAD, speaker=sixth.speaker, message_id=sixth.message_id
-    )
-    assert out["resumed"] == RECEIVED and out["control"] == "process_message_and_flush" and out["context"]
+    resumed = MemoryAgentInvoker(_agent(writer))  # a new process picks the thread up
+    if then == "same":  # fed the same message again, it finishes it
+        out = resumed.process_conversation_message(
+            sixth.role, sixth.content, THREAD, speaker=sixth.speaker, message_id=sixth.message_id
+        )
+        assert out["control"] == "process_message_and_flush" and out["context"] and out["msgCount"] == 6
+    elif then == "next":  # fed the next message, it records the one left behind first
+        out = _feed(resumed, range(6, 7))[0]
+        assert out["msgCount"] == 7 and out["entry"] == _entries(db, account.account_id)[-1]["entryId"]
+    else:  # ending the session records it, then flushes
+        out = resumed.end_session(THREAD)
+        assert out["context"] and out["msgCount"] == 6
+    assert out["resumed"] == RECEIVED and out["mode"] == "model"
     entries = _entries(db, account.account_id)
-    assert len(entries) == 6 and _count(db, account.account_id, "Message") == 6
-    assert entries[-1]["recordedContent"] == f"{sixth.speaker}: {sixth.content}"
-    assert entries[-1]["messageId"] == state.to_process.message_id == entries[-1]["recordedId"]
+    messages = 7 if then == "next" else 6
+    assert len(entries) == messages and _count(db, account.account_id, "Message") == messages
+    assert entries[5]["recordedContent"] == f"{sixth.speaker}: {sixth.content}"
+    assert entries[5]["messageId"] == state.to_process.message_id == entries[5]["recordedId"]
     after = resumed.agent.thread(THREAD)
-    assert (after.step, after.msg_count, len(after.turns)) == (DONE, 6, 6)
-    # and the next message is the seventh, not a second sixth
-    nxt = _feed(resumed, range(6, 7))[0]
-    assert nxt["msgCount"] == 7 and nxt["control"] == "process_message" and len(_entries(db, account.account_id)) == 7
+    assert (after.step, after.msg_count, len(after.turns)) == (DONE, messages, messages)
+    # nothing is recorded twice afterwards, and the count goes on from there
+    nxt = _feed(resumed, range(messages, messages + 1))[0]
+    assert nxt["msgCount"] == messages + 1 and len(_entries(db, account.account_id)) == messages + 1
 
 
 # ---------------------------------------------------------------------------------------

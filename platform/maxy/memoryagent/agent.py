@@ -13,9 +13,9 @@ Without an API key, or when the model fails (timeout, HTTP error, an answer that
 the call asked for), the step is written without it: an extractive summary, a deterministic
 context. Nothing is dropped either way, and the call's one ``[memory-agent] op=invoke`` line
 says ``mode=degraded`` and why. Every step is idempotent and checkpointed in the thread
-(``threads``), so a call cut short is finished by the next one with the same message, in this
-process or another, and a message already recorded is not recorded again. One thread is
-driven by one caller at a time.
+(``threads``), so a call cut short is finished by the next call, in this process or another
+(the same message resumes it; another one first records the message left behind), and a
+message already recorded is not recorded again. One thread is driven by one caller at a time.
 """
 
 from __future__ import annotations
@@ -168,6 +168,8 @@ class MemoryAgent:
     def _process(self, call: _Call, message: ChatMessage) -> None:
         state = call.state
         held = state.pending(message)
+        if held is None:
+            self._finish_left(call)
         if held is None and state.recorded(message.message_id):
             call.mode = "replay"  # recorded by an earlier call: nothing to do again
             return
@@ -190,7 +192,22 @@ class MemoryAgent:
         state.msg_count += 1
         save_thread(self.writer, state)
 
+    def _finish_left(self, call: _Call) -> None:
+        """Record the message a call cut short left behind, if any, before another call's work
+        (its flush, if one was due, is left to the next)."""
+        state, left = call.state, call.state.to_process
+        if left is None or state.step == DONE:
+            return
+        call.resumed = state.step
+        if state.step == RECEIVED:
+            self._record(call, left)
+            state.add_turn(left)
+        state.step = DONE
+        state.msg_count += 1
+        save_thread(self.writer, state)
+
     def _end(self, call: _Call) -> None:
+        self._finish_left(call)
         call.state.control = ControlState.END_SESSION
         if call.state.turns:
             self._flush(call)
