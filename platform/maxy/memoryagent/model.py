@@ -28,10 +28,10 @@ TAG_CHARS = 100
 _TAG_KEY = re.compile(r"[^A-Za-z0-9_-]+")
 
 SYSTEM = (
-    "You keep the long-term memory of a conversation between a user and an AI assistant. You "
-    "follow the conversation as it happens and record it through the one tool you are given: an "
-    "entry for each message, and now and then a context document that sums up what matters for "
-    "later. Record what the conversation says and nothing else: never invent facts, names or dates."
+    "You keep the long-term memory of a chat in which a person talks with an AI assistant. You "
+    "follow the chat as it happens and write it down through the one tool you are given: an entry "
+    "for each message, and now and then a context document that sums up what matters for later. "
+    "Write down what the chat says and nothing else: never invent facts, names or dates."
 )
 
 ADD_ENTRY_TOOL: dict[str, Any] = {
