@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..conversations.append import ROLES
 from ..conversations.importing import message_node_id
 from ..conversations.store import check_session_id, find_conversation
 from ..db import Database
@@ -34,7 +35,6 @@ MAX_TAGS = 32
 MAX_TAG = 200
 MAX_MESSAGE_ID = 128
 MAX_LIST = 100
-ROLES = ("user", "assistant", "system")
 MAX_LINK = 50  # earlier entries of the session linked to its Conversation in one add
 
 _COLUMNS = (
