@@ -197,6 +197,7 @@ OPTIONS: dict[tuple[str, str], tuple[list[str], int]] = {
     ("memory-agent put-context", "--session"): (["-m", "ada", "--content", "c", "--session", NL], 2),
     ("memory-agent barrier", "--memory"): (["--memory", "x" * 129], 2),
     ("memory-agent barrier", "--timeout"): (["-m", "ada", "--timeout", "0"], 2),
+    ("memory-agent run", "--memory"): (["<tmp>/a-file", "--memory", "a b"], 2),
     ("tasks list", "--phase"): (["--phase", "done"], 2),
     ("tasks list", "--limit"): (["--limit", "0"], 2),
     ("tasks transition", "--to"): (

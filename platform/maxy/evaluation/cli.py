@@ -106,6 +106,40 @@ def register(app: typer.Typer) -> None:
             return
         print_recall(result, KS)
 
+    @eval_app.command("memory-agent")
+    @friendly
+    def memory_agent(
+        directory: Path = typer.Argument(..., help="A folder with messages.jsonl and questions.jsonl"),
+        fresh: bool = typer.Option(False, "--fresh", help="Feed every conversation again, even if unchanged."),
+        json_out: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Feed each conversation through the memory agent, then report Recall@5/10/25 of the evidence
+        searching its entries, the raw messages, and both together."""
+        from ..config import load_settings
+        from ..search import MESSAGE_SEARCH, SearchConfig
+        from .memory_agent import KS, VARIANTS, evaluate
+
+        settings = load_settings()
+        with schema_ready(settings) as (embedder, db):
+            with stage_bar("messages fed") as progress:
+                result = evaluate(
+                    settings,
+                    db,
+                    embedder,
+                    directory,
+                    fresh=fresh,
+                    config=SearchConfig.from_settings(settings, base=MESSAGE_SEARCH),
+                    feed_progress=lambda done, total: progress("messages fed", done, total),
+                    progress=lambda done, total: progress("questions", done, total),
+                )
+        if json_out:
+            emit_json(result)
+            return
+        err.print(f"memory agent mode: {result['mode']}; fed {len(result['written'])} conversation(s) this run")
+        for name in VARIANTS:
+            out.print(f"\n{name}")
+            print_recall(result[name], KS)
+
     @eval_app.command("memory")
     @friendly
     def memory(

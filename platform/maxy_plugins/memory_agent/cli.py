@@ -19,6 +19,8 @@ from maxy.memoryagent.consistency import MAX_TIMEOUT_S
 from maxy.memoryagent.entries import MAX_LIST
 from maxy.plugins import ToolContext, cli_context, emit_json, friendly, out, short
 
+from .run_command import run_cmd
+
 memory_agent_app = typer.Typer(
     no_args_is_help=True,
     help="A conversation's durable memory: entries, context documents and the consistency barrier.",
@@ -149,6 +151,7 @@ for _name, _command in (
     ("add-entry", add_entry_cmd),
     ("put-context", put_context_cmd),
     ("barrier", barrier_cmd),
+    ("run", run_cmd),
 ):
     memory_agent_app.command(_name)(friendly(_command))
 
