@@ -19,7 +19,8 @@ instead of text, its input built from the prompt: ``add_entry`` from the prompt'
 ``<message ...>...</message>`` (``raw_entry`` the text, ``summary`` "Summary: " + its first words,
 ``tags`` its first word as ``topic``), ``put_context`` from the prompt's ``<conversation>`` block
 (``content`` "Context: " + its first words), any other tool a string of the prompt's first
-words for each required field.
+words for each required field. A test answers any tool its own way through
+``fake.tool_inputs[name] = lambda request, prompt: {...}`` (the input the tool call carries).
 
 Only 127.0.0.1, on a port the OS picks; every request is recorded in ``fake.requests``
 as ``{"path", "headers", "body"}``.
@@ -32,6 +33,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -53,6 +55,8 @@ class FakeAnthropic(LocalServer):
         self.delay_s = delay_s
         self.reply = reply
         self.requests: list[dict[str, Any]] = []
+        # tool name -> (request, prompt) -> the input of its forced tool call, ahead of the defaults
+        self.tool_inputs: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -116,7 +120,7 @@ class FakeAnthropic(LocalServer):
         prompt = _prompt_text(request)
         choice = request.get("tool_choice") or {}
         if choice.get("type") == "tool":
-            content = [_tool_use(request, str(choice.get("name")), prompt, mode)]
+            content = [_tool_use(request, str(choice.get("name")), prompt, mode, self.tool_inputs)]
             stop = "tool_use"
         else:
             text = self.reply
@@ -159,13 +163,21 @@ def _block(prompt: str, tag: str) -> str:
     return blocks[-1] if blocks else prompt
 
 
-def _tool_use(request: dict[str, Any], name: str, prompt: str, mode: str) -> dict[str, Any]:
+def _tool_use(
+    request: dict[str, Any],
+    name: str,
+    prompt: str,
+    mode: str,
+    answers: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]],
+) -> dict[str, Any]:
     tool = next((t for t in request.get("tools") or [] if t.get("name") == name), {})
     required = list((tool.get("input_schema") or {}).get("required") or [])
-    if name == "add_entry":
+    if name in answers:
+        arguments: dict[str, Any] = dict(answers[name](request, prompt))
+    elif name == "add_entry":
         raw = _block(prompt, "message")
         words = raw.split()
-        arguments: dict[str, Any] = {
+        arguments = {
             "summary": "Summary: " + _first_words(raw),
             "raw_entry": raw,
             "tags": {"topic": words[0].strip(".,!?:;").lower() if words else "none"},
