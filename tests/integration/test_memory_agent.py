@@ -21,11 +21,12 @@ from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter
-from maxy.memoryagent import add_entry, get_context, list_entries, load_prompts, put_context
+from maxy.memoryagent import add_entry, consistency, get_context, list_entries, load_prompts, put_context
 from maxy.memoryagent.agent import MemoryAgent
 from maxy.memoryagent.control import ChatMessage, ControlState
 from maxy.memoryagent.invoker import FLUSH_EVERY, MemoryAgentInvoker
-from maxy.memoryagent.threads import DONE, RECEIVED
+from maxy.memoryagent.threads import DONE, HISTORY_TURNS, RECEIVED
+from maxy.schema import list_indexes
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.plugins_fixture.helpers import REPO, child_env
@@ -183,7 +184,8 @@ def test_process_message_appends_the_turn_and_records_one_entry_through_add_entr
     [line] = _invoke_lines(caplog)[1:]
     assert (
         f"control=process_message memory={MEMORY} thread={THREAD[:16]} mode=model reason=none "
-        f"entry={entry['entryId'][:17]} context=none consistent=none resumed=none msgs=1 turns=1 ms="
+        f"entry={entry['entryId'][:17]} context=none contextWritten=none consistent=none barrierError=none "
+        "resumed=none msgs=1 turns=1 ms="
     ) in line
 
     # the next message is recorded with the first one in its history
@@ -233,6 +235,60 @@ def test_end_session_flushes_and_an_empty_session_writes_no_context(llm, writer,
     state = invoker.agent.thread("ada/2024-03-08")
     assert state.retrieved["context"].content.startswith("Context kept from earlier sessions (version 1):\nContext: ")
     assert state.turns == [] and state.msg_count == 0
+
+
+def test_end_session_right_after_a_flush_writes_no_second_context(llm, writer, db, account) -> None:
+    invoker = MemoryAgentInvoker(_agent(writer))
+    invoker.start_session(THREAD)
+    flushed = _feed(invoker, range(FLUSH_EVERY))[-1]
+    assert flushed["context"] == {**flushed["context"], "version": 1, "written": True}
+    asked = len(llm.requests)
+    out = invoker.end_session(THREAD)
+    # nothing was recorded since: no model call, no barrier, and the result names the current version
+    assert len(llm.requests) == asked and out["barrier"] is None
+    assert out["context"] == {"contextId": flushed["context"]["contextId"], "version": 1, "written": False}
+    assert _count(db, account.account_id, "MemoryContext") == 1
+    # a message after the flush is flushed by the session's end
+    _feed(invoker, range(FLUSH_EVERY, FLUSH_EVERY + 1))
+    assert invoker.end_session(THREAD)["context"]["version"] == 2
+    assert invoker.end_session(THREAD)["context"]["written"] is False
+    assert _count(db, account.account_id, "MemoryContext") == 2
+
+
+def test_a_long_thread_fed_again_is_not_recorded_again(writer, db, account, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    settings = load_settings(ANTHROPIC_API_KEY="")
+    invoker = MemoryAgentInvoker(MemoryAgent(writer, MEMORY, settings))
+    count = HISTORY_TURNS + 3  # longer than the history the thread keeps
+    invoker.start_session(THREAD)
+    _feed(invoker, range(count))
+    invoker.end_session(THREAD)
+    contexts = _count(db, account.account_id, "MemoryContext")
+    again = MemoryAgentInvoker(MemoryAgent(writer, MEMORY, settings))  # the runner restarted on the same file
+    again.start_session(THREAD)
+    replays = _feed(again, range(count))
+    assert {o["mode"] for o in replays} == {"replay"} and all(o["context"] is None for o in replays)
+    assert again.end_session(THREAD)["context"]["written"] is False
+    assert again.agent.thread(THREAD).msg_count == count
+    assert len(_entries(db, account.account_id)) == count and _count(db, account.account_id, "Message") == count
+    assert _count(db, account.account_id, "MemoryContext") == contexts
+
+
+def test_a_schema_without_the_entries_index_is_named_in_the_flush_line(
+    llm, writer, db, account, caplog, monkeypatch
+) -> None:
+    caplog.set_level(logging.INFO, logger="maxy")
+    older = [i for i in list_indexes(db) if i.name != consistency.VECTOR_INDEX]
+    monkeypatch.setattr(consistency, "list_indexes", lambda _db: older)
+    agent = _agent(writer)
+    agent.invoke(ControlState.START_SESSION, THREAD)
+    started = time.perf_counter()
+    out = agent.invoke(ControlState.PROCESS_MESSAGE_AND_FLUSH, THREAD, _message(0))
+    assert time.perf_counter() - started < 10  # no waiting out the barrier's timeout
+    assert out["barrier"]["consistent"] is False and "maxy schema apply" in out["barrier"]["error"]
+    assert out["entry"] and out["context"]["written"]  # nothing lost: the entry and the context are written
+    line = _invoke_lines(caplog)[-1]
+    assert ' consistent=false barrierError="the vector index memory_entry_embedding on MemoryEntry is missing;' in line
 
 
 def test_a_message_is_required_exactly_where_one_is_processed(llm, writer) -> None:
@@ -414,7 +470,8 @@ def test_a_failing_model_degrades_to_extractive_entries_and_a_deterministic_cont
     assert "## Open questions\n- Maxy: Do you want a credit note or a refund?" in context["content"]
     lines = _invoke_lines(caplog)
     assert "control=process_message " in lines[1] and f" mode=degraded reason={reason} " in lines[1]
-    assert f" mode=degraded reason={reason} " in lines[2] and " context=1 consistent=true " in lines[2]
+    assert f" mode=degraded reason={reason} " in lines[2]
+    assert " context=1 contextWritten=true consistent=true barrierError=none " in lines[2]
     assert len(lines) == 3
 
 

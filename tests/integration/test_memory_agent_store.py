@@ -14,8 +14,8 @@ from maxy.embeddings.ollama_embedder import OllamaEmbedder
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter
-from maxy.memoryagent import add_entry, await_consistency, get_context, list_entries, put_context
-from maxy.schema import recorded_embedder
+from maxy.memoryagent import add_entry, await_consistency, consistency, get_context, list_entries, put_context
+from maxy.schema import list_indexes, recorded_embedder
 from maxy.search.config import SearchConfig
 from maxy.search.pipeline import hybrid
 from maxy.search.request import SearchRequest
@@ -89,6 +89,22 @@ def test_contexts_are_versioned_and_the_old_ones_kept(db, account, embedder) -> 
     assert put_context(writer, "bob", "Bob is new.")["version"] == 1  # each memory counts its own
 
 
+def test_a_context_put_again_unchanged_adds_no_version_and_names_the_current_one(db, account, embedder) -> None:
+    writer = GraphWriter(db, account, embedder)
+    first = put_context(writer, "ada", "Ada has a greyhound.\n", session_id="s1")
+    again = put_context(writer, "ada", "  Ada has a greyhound.", session_id="s2")  # the same document, stripped
+    assert first["written"] and not again["written"]
+    assert (again["contextId"], again["version"], again["createdAt"]) == (
+        first["contextId"],
+        1,
+        first["createdAt"],
+    )
+    changed = put_context(writer, "ada", "Ada has a greyhound, Pixel.")
+    assert (changed["written"], changed["version"]) == (True, 2)
+    assert put_context(writer, "ada", "Ada has a greyhound.")["version"] == 3  # an older content is new again
+    assert _count(db, account.account_id, "MemoryContext") == 3
+
+
 def test_accounts_and_pinned_views_never_see_each_others_memories(db, account, make_account, embedder) -> None:
     other = make_account("other")
     mine = GraphWriter(db, account, embedder)
@@ -134,6 +150,16 @@ def test_accounts_and_pinned_views_never_see_each_others_memories(db, account, m
         (lambda w: await_consistency(w, "ada", timeout_s=0), "timeoutS: between 0 and 300 seconds"),
         (lambda w: list_entries(w.db, w.caller, "ada", limit=0), "limit: an integer from 1 to 100"),
         (lambda w: list_entries(w.db, w.caller, "ada", limit=True), "limit: an integer from 1 to 100"),
+        (lambda w: list_entries(w.db, w.caller, "ada", limit=-3), "limit: an integer from 1 to 100 (got -3)"),
+        (lambda w: list_entries(w.db, w.caller, "ada", limit=10**30), "limit: an integer from 1 to 100"),
+        (lambda w: add_entry(w, "ada", summary="s" * 4_001, raw_entry="r"), "summary: at most 4,000 characters"),
+        (lambda w: add_entry(w, "ada", summary="s", raw_entry="r", tags={"n": 5}), "tags.n: a non-empty string"),  # type: ignore[dict-item]
+        (lambda w: add_entry(w, "ada", summary="s", raw_entry="r", tags={"": "x"}), "tags: a non-empty string"),
+        (lambda w: add_entry(w, "ada", summary="s", raw_entry="r", tags=["ok", ""]), "tags[1]: a non-empty string"),
+        (lambda w: add_entry(w, "ada", summary="s", raw_entry="r", tags=["a\u2028b"]), "tags[0]: control characters"),
+        (lambda w: add_entry(w, "ada", summary="s", raw_entry="r", tags=5), "tags: a list of strings"),  # type: ignore[arg-type]
+        (lambda w: add_entry(w, "Zoë", summary="s", raw_entry="r"), "memory: 'ë' is not allowed in a memory name"),
+        (lambda w: add_entry(w, "ada\n", summary="s", raw_entry="r"), "memory: '\\n' is not allowed"),
         (lambda w: get_context(w.db, w.caller, "ada\x00"), "memory: '\\x00' is not allowed"),
     ],
 )
@@ -174,3 +200,29 @@ def test_the_barrier_embeds_an_entry_written_while_the_embedder_failed(db, accou
     request = SearchRequest("which relative gives music lessons", labels=("MemoryEntry",), min_relevance=0)
     response = hybrid(db, Caller(account.account_id), request, embedder, SearchConfig(fusion="vector"))
     assert [h.node_id for h in response.hits][:1] == [entry["entryId"]]  # found by its new vector alone
+
+
+def test_the_barrier_finds_an_entry_whose_summary_holds_lucene_syntax(db, account, embedder) -> None:
+    writer = GraphWriter(db, account, embedder)
+    add_entry(writer, "ada", summary="Ada asked about the ferry", raw_entry="a")
+    tricky = 'Ada wrote AND (foo:"bar OR baz* -qux~ [a TO b] \\ || && ! ^2 {x} /re/'
+    entry = add_entry(writer, "ada", summary=tricky, raw_entry="b")
+    barrier = await_consistency(writer, "ada", timeout_s=30)
+    assert barrier["consistent"] and "error" not in barrier and barrier["waitedMs"] < 30_000
+    rows = list_entries(db, Caller(account.account_id), "ada", limit=1)
+    assert [(r["entryId"], r["summary"]) for r in rows] == [(entry["entryId"], tricky)]
+
+
+def test_a_schema_without_the_entries_indexes_is_named_at_once(db, account, embedder, monkeypatch) -> None:
+    real = list_indexes(db)
+    assert consistency.index_problem(real) is None  # what the set-up applied is what the barrier needs
+    writer = GraphWriter(db, account, embedder)
+    add_entry(writer, "ada", summary="Ada booked a ferry to Madeira", raw_entry="y")
+    # SHOW INDEXES of a database whose schema predates the memory agent: the real answer without its index
+    older = [i for i in real if i.name != consistency.VECTOR_INDEX]
+    monkeypatch.setattr(consistency, "list_indexes", lambda _db: older)
+    barrier = await_consistency(writer, "ada", timeout_s=30)
+    assert (barrier["consistent"], barrier["entries"]) == (False, 1) and barrier["waitedMs"] < 5_000
+    assert barrier["error"].startswith("the vector index memory_entry_embedding on MemoryEntry is missing")
+    assert "maxy schema apply" in barrier["error"]
+    assert await_consistency(writer, "bob", timeout_s=30)["consistent"] is False  # even with no entry to wait for

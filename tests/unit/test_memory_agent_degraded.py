@@ -101,7 +101,6 @@ def test_control_states_say_what_they_do() -> None:
         "end_session",
     ]
     assert [c.processes_message for c in ControlState] == [False, True, True, False]
-    assert [c.flushes for c in ControlState] == [False, False, True, True]
     m = turn(ADA, "hi", message_id="m1")
     assert ChatMessage.from_json(m.to_json()) == m and "timestamp" not in m.to_json()
 

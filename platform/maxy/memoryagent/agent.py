@@ -7,7 +7,8 @@
   summary through a forced ``add_entry`` call.
 - ``process_message_and_flush``: the same, then the consistency barrier and a new context
   document through a forced ``put_context`` call.
-- ``end_session``: the barrier and the context, as a flush.
+- ``end_session``: the barrier and the context, as a flush, when a message was recorded since
+  the thread's last context (else the result names the current version).
 
 Without an API key, or when the model fails (timeout, HTTP error, an answer that does not make
 the call asked for), the step is written without it: an extractive summary, a deterministic
@@ -15,7 +16,8 @@ context. Nothing is dropped either way, and the call's one ``[memory-agent] op=i
 says ``mode=degraded`` and why. Every step is idempotent and checkpointed in the thread
 (``threads``), so a call cut short is finished by the next call, in this process or another
 (the same message resumes it; another one first records the message left behind), and a
-message already recorded is not recorded again. One thread is driven by one caller at a time.
+message already recorded (its entry is in the memory) is not recorded again. One thread is
+driven by one caller at a time.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from .consistency import await_consistency
 from .contexts import get_context, put_context
 from .control import ChatMessage, ControlState
 from .degraded import CONTEXT_ENTRIES, deterministic_context, extractive_summary, extractive_tags
-from .entries import add_entry, list_entries
+from .entries import add_entry, has_entry, list_entries
 from .model import draft_context, draft_entry
 from .prompts import load_prompts
 from .spaces import check_memory
@@ -99,7 +101,8 @@ class MemoryAgent:
     ) -> dict[str, Any]:
         """Run one control state on the thread. Returns {"control", "threadId", "memory", "mode"
         (direct, model, degraded or replay), "reason", "entry" (the entry written), "message" (its
-        Message), "context" ({"contextId", "version"} of the context written), "barrier",
+        Message), "context" ({"contextId", "version", "written"}: the context written, or the
+        latest one with written false when it was unchanged), "barrier",
         "msgCount", "resumed"}."""
         started = time.perf_counter()
         try:
@@ -130,7 +133,9 @@ class MemoryAgent:
             reason=call.reason,
             entry=short(call.entry, 17) if call.entry else None,
             context=call.context["version"] if call.context else None,
+            contextWritten=call.context["written"] if call.context else None,
             consistent=call.barrier["consistent"] if call.barrier else None,
+            barrierError=call.barrier.get("error") if call.barrier else None,
             resumed=call.resumed,
             msgs=state.msg_count,
             turns=len(state.turns),
@@ -170,7 +175,7 @@ class MemoryAgent:
         held = state.pending(message)
         if held is None:
             self._finish_left(call)
-        if held is None and state.recorded(message.message_id):
+        if held is None and self._recorded(state, message.message_id):
             call.mode = "replay"  # recorded by an earlier call: nothing to do again
             return
         if held is not None:
@@ -208,10 +213,24 @@ class MemoryAgent:
 
     def _end(self, call: _Call) -> None:
         self._finish_left(call)
-        call.state.control = ControlState.END_SESSION
-        if call.state.turns:
+        state = call.state
+        state.control = ControlState.END_SESSION
+        if state.unflushed:
             self._flush(call)
-        save_thread(self.writer, call.state)
+        else:  # nothing recorded since the last context: it is current
+            latest = get_context(self.writer.db, self.writer.caller, self.memory)
+            if latest is not None:
+                call.context = {"contextId": latest["contextId"], "version": latest["version"], "written": False}
+        save_thread(self.writer, state)
+
+    def _recorded(self, state: ThreadState, message_id: str | None) -> bool:
+        """The message has its entry already: among the kept turns, else in the graph (a
+        thread longer than its kept history, fed again from the top)."""
+        if message_id is None:
+            return False
+        return state.recorded(message_id) or has_entry(
+            self.writer.db, self.writer.caller, self.memory, state.thread_id, message_id
+        )
 
     # -- steps --------------------------------------------------------------------------
     def _record(self, call: _Call, message: ChatMessage) -> None:
@@ -253,6 +272,7 @@ class MemoryAgent:
             message_id=message.message_id,
         )
         call.entry, call.message = entry["entryId"], turn["nodeId"]
+        state.unflushed += 1
 
     def _flush(self, call: _Call) -> None:
         """The barrier, then a new context (the model's, else the deterministic one)."""
@@ -276,5 +296,6 @@ class MemoryAgent:
             entries = list_entries(self.writer.db, self.writer.caller, self.memory, limit=CONTEXT_ENTRIES)
             content = deterministic_context(self.memory, entries, state.turns, session_id=state.thread_id)
         written = put_context(self.writer, self.memory, content, session_id=state.thread_id)
-        call.context = {"contextId": written["contextId"], "version": written["version"]}
+        call.context = {key: written[key] for key in ("contextId", "version", "written")}
         state.retrieve("context", f"Context kept so far (version {written['version']}):\n{content}")
+        state.unflushed = 0

@@ -1,7 +1,8 @@
 """The consistency barrier: after it returns ``consistent: true``, every entry written to the
 memory before the call is found by search (BM25 and vector).
 
-It does not sleep and hope. It embeds the memory's entries stored without a vector (an
+It does not sleep and hope. It first checks that the indexes it waits for exist (a database
+whose schema predates the memory agent answers at once, naming ``maxy schema apply``), embeds the memory's entries stored without a vector (an
 embedder that failed when they were written), waits for Neo4j's indexes to be ONLINE
 (``db.awaitIndexes``), then asks the indexes themselves for the newest entry, until both
 return it: the full-text index for its summary's words, the vector index for its own vector.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import neo4j
@@ -22,7 +24,7 @@ from ..graph.guards import node_guard
 from ..graph.text import embedding_text
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
-from ..schema import FULLTEXT_INDEX
+from ..schema import FULLTEXT_INDEX, IndexInfo, list_indexes
 from ..search.lucene import escape_lucene, terms
 from .spaces import ENTRY_LABEL, check_memory, space_node_id
 
@@ -39,6 +41,25 @@ def _timeout(value: object) -> float:
     if not 0 < value <= MAX_TIMEOUT_S:
         raise ValidationError("timeoutS", f"between 0 and {MAX_TIMEOUT_S:g} seconds (got {value!r})")
     return float(value)
+
+
+def index_problem(indexes: Sequence[IndexInfo]) -> str | None:
+    """Why the barrier cannot succeed on a database with these indexes (SHOW INDEXES), or None:
+    the entries' vector index or their place in the full-text index is missing (a schema
+    applied before the memory agent existed) or has failed."""
+    fix = "run `maxy schema apply` (it creates and rebuilds the indexes)"
+    found = {i.name: i for i in indexes}
+    vector, fulltext = found.get(VECTOR_INDEX), found.get(FULLTEXT_INDEX)
+    if vector is None or vector.type != "VECTOR" or vector.labels != [ENTRY_LABEL]:
+        return f"the vector index {VECTOR_INDEX} on {ENTRY_LABEL} is missing; {fix}"
+    if "accountId" not in vector.properties[1:]:
+        return f"the vector index {VECTOR_INDEX} lacks its accountId filter; {fix}"
+    if fulltext is None or fulltext.type != "FULLTEXT" or ENTRY_LABEL not in fulltext.labels:
+        return f"the full-text index {FULLTEXT_INDEX} does not cover {ENTRY_LABEL}; {fix}"
+    for index in (vector, fulltext):
+        if index.state == "FAILED":
+            return f"the index {index.name} has FAILED (SHOW INDEXES); drop it, then {fix}"
+    return None
 
 
 def _entries(writer: GraphWriter, memory: str) -> list[dict[str, Any]]:
@@ -82,17 +103,27 @@ def _await_indexes(writer: GraphWriter, seconds: float) -> None:
             raise
 
 
-def _in_fulltext(writer: GraphWriter, node_id: str, summary: str) -> bool:
+def fulltext_probe(summary: str, account_id: str) -> str | None:
+    """The Lucene query that finds an entry by every word of its summary (each escaped, so a
+    summary holding query syntax is only words), in one account; None when it has no word."""
     words = terms(summary)[:MAX_TERMS]
     if not words:
-        return True  # nothing a full-text search could find it by
+        return None
     required = " ".join(f"+{escape_lucene(w)}" for w in words)
-    account = escape_lucene(writer.account.account_id)
+    return f'+({required}) +accountId:"{escape_lucene(account_id)}"'
+
+
+def _in_fulltext(writer: GraphWriter, node_id: str, summary: str) -> bool:
+    query = fulltext_probe(summary, writer.account.account_id)
+    if query is None:
+        return True  # nothing a full-text search could find it by
+    guard = node_guard(writer.caller, "node")
     rows = writer.db.read(
         f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q) YIELD node "
-        "WHERE node.nodeId = $id RETURN count(node) AS n",
-        q=f'+({required}) +accountId:"{account}"',
+        f"WHERE node.nodeId = $id AND {guard.clause} RETURN count(node) AS n",
+        q=query,
         id=node_id,
+        **guard.params,
     )
     return bool(rows and rows[0]["n"])
 
@@ -125,16 +156,23 @@ def _in_vector_index(writer: GraphWriter, node_id: str) -> bool:
 
 def await_consistency(writer: GraphWriter, memory: str, *, timeout_s: float = 10.0) -> dict[str, Any]:
     """Wait until the memory's entries are searchable (see the module docstring), at most
-    ``timeout_s``. Returns {"consistent", "entries", "reembedded", "waitedMs"}, and
-    ``unembedded`` with ``error`` when entries still lack a vector (the embedder is down)."""
+    ``timeout_s``. Returns {"consistent", "entries", "reembedded", "waitedMs"}; when not
+    consistent, ``error`` says why (a missing index, at once; the embedder down, with
+    ``unembedded``, at once; the indexes not caught up in time)."""
     started = time.monotonic()
     name = check_memory(memory)
-    deadline = started + _timeout(timeout_s)
+    limit = _timeout(timeout_s)
+    deadline = started + limit
     rows = _entries(writer, name)
     reembedded, error = _reembed(writer, rows)
     unembedded = sum(1 for r in rows if not r["embedded"]) - reembedded
+    if unembedded:
+        error = error or "the embedder gave no vector"
+    problem = index_problem(list_indexes(writer.db))
     consistent = False
-    if not rows:
+    if problem is not None:
+        error = problem  # no wait can help until the schema is applied
+    elif not rows:
         consistent = True
     elif unembedded == 0:
         _await_indexes(writer, deadline - time.monotonic())
@@ -147,6 +185,7 @@ def await_consistency(writer: GraphWriter, memory: str, *, timeout_s: float = 10
                 break
             left = deadline - time.monotonic()
             if left <= 0:
+                error = f"the indexes did not return the newest entry within {limit:g} s"
                 break
             time.sleep(min(poll, left))  # polling the indexes' own answer, not a guess
             poll = min(poll * 2, _LAST_POLL_S)
@@ -157,7 +196,9 @@ def await_consistency(writer: GraphWriter, memory: str, *, timeout_s: float = 10
         "waitedMs": round((time.monotonic() - started) * 1000),
     }
     if unembedded:
-        out.update(unembedded=unembedded, error=error or "the embedder gave no vector")
+        out["unembedded"] = unembedded
+    if not consistent:
+        out["error"] = error
     log_line(
         "memory-agent",
         op="barrier",
@@ -168,6 +209,7 @@ def await_consistency(writer: GraphWriter, memory: str, *, timeout_s: float = 10
         entries=len(rows),
         reembedded=reembedded,
         unembedded=unembedded or None,
+        error=None if consistent else error,
         ms=out["waitedMs"],
     )
     return out

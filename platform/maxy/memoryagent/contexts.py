@@ -2,9 +2,11 @@
 
     (:MemorySpace)-[:HAS_CONTEXT]->(:MemoryContext {memory, version, content, sessionId})
 
-Every put adds a new version (1, 2, ...); the old ones are kept, and the latest is the one with
-the highest version (two processes putting at the same instant may both take one version: the
-later write then counts as the latest).
+Every put of new content adds a new version (1, 2, ...); the old ones are kept, and the latest
+is the one with the highest version (two processes putting at the same instant may both take
+one version: the later write then counts as the latest). A put of the latest version's own
+content writes nothing and answers with that version (``written: false``), so a flush with
+nothing new, such as a session's end right after its last flush, adds no copy.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ def _content(value: object) -> str:
 
 def put_context(writer: GraphWriter, memory: str, content: str, *, session_id: str | None = None) -> dict[str, Any]:
     """Store ``content`` as the memory's next context version. Returns {"contextId", "version",
-    "memory", "createdAt"}. Bad input raises ValidationError naming the field; nothing is written."""
+    "memory", "createdAt", "written"}: the latest version itself, with ``written`` false, when its
+    content is ``content`` already. Bad input raises ValidationError naming the field; nothing
+    is written."""
     started = time.perf_counter()
     name = check_memory(memory)
     text = _content(content)
@@ -61,6 +65,8 @@ def put_context(writer: GraphWriter, memory: str, content: str, *, session_id: s
     node_id = f"memcontext-{uuid.uuid4().hex[:24]}"
     with space_lock(caller, name):
         latest = _latest(writer.db, caller, name)
+        if latest is not None and latest["content"] == text:
+            return _put_result(writer, name, latest, written=False, chars=len(text), sid=sid, started=started)
         version = 1 if latest is None else int(latest["version"]) + 1
         props = {"memory": name, "version": version, "content": text, "sessionId": sid}
         writer.write_many(
@@ -77,17 +83,38 @@ def put_context(writer: GraphWriter, memory: str, content: str, *, session_id: s
         )
         stored = _latest(writer.db, caller, name)
     created_at = stored["createdAt"] if stored and stored["contextId"] == node_id else None
+    written = {"contextId": node_id, "version": version, "createdAt": created_at}
+    return _put_result(writer, name, written, written=True, chars=len(text), sid=sid, started=started)
+
+
+def _put_result(
+    writer: GraphWriter,
+    memory: str,
+    context: dict[str, Any],
+    *,
+    written: bool,
+    chars: int,
+    sid: str | None,
+    started: float,
+) -> dict[str, Any]:
     log_line(
         "memory-agent",
         op="put-context",
         accountId=short(writer.account.account_id),
-        memory=name,
-        version=version,
-        chars=len(text),
+        memory=memory,
+        version=context["version"],
+        written=written,
+        chars=chars,
         session=short(sid) if sid else None,
         ms=round((time.perf_counter() - started) * 1000),
     )
-    return {"contextId": node_id, "version": version, "memory": name, "createdAt": created_at}
+    return {
+        "contextId": context["contextId"],
+        "version": int(context["version"]),
+        "memory": memory,
+        "createdAt": context["createdAt"],
+        "written": written,
+    }
 
 
 def get_context(db: Database, caller: Caller, memory: str) -> dict[str, Any] | None:

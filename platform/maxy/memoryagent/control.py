@@ -18,10 +18,6 @@ class ControlState(Enum):
     def processes_message(self) -> bool:
         return self in (ControlState.PROCESS_MESSAGE, ControlState.PROCESS_MESSAGE_AND_FLUSH)
 
-    @property
-    def flushes(self) -> bool:
-        return self in (ControlState.PROCESS_MESSAGE_AND_FLUSH, ControlState.END_SESSION)
-
 
 @dataclass(frozen=True)
 class ChatMessage:

@@ -14,6 +14,7 @@ next entry of that session.
 from __future__ import annotations
 
 import time
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,6 +37,7 @@ MAX_TAG = 200
 MAX_MESSAGE_ID = 128
 MAX_LIST = 100
 MAX_LINK = 50  # earlier entries of the session linked to its Conversation in one add
+_BREAKS = ("Cc", "Zl", "Zp")  # control characters and the line and paragraph separators
 
 _COLUMNS = (
     "e.nodeId AS entryId, e.summary AS summary, e.rawEntry AS rawEntry, e.tags AS tags, e.role AS role, "
@@ -55,7 +57,7 @@ def _text(value: object, field: str, limit: int) -> str:
 
 def _one_line(value: object, field: str, limit: int) -> str:
     text = _text(value, field, limit)
-    if any(ord(ch) < 32 for ch in text):
+    if any(unicodedata.category(ch) in _BREAKS for ch in text):
         raise ValidationError(field, "control characters (line breaks, tabs) are not allowed")
     return text
 
@@ -64,14 +66,16 @@ def check_tags(tags: object) -> list[str]:
     """Tags as stored: a mapping becomes ``key:value`` strings, a list stays a list of strings."""
     if tags is None:
         return []
+    if isinstance(tags, (Mapping, Sequence)) and not isinstance(tags, str) and len(tags) > MAX_TAGS:
+        raise ValidationError("tags", f"at most {MAX_TAGS} tags (got {len(tags)})")
     if isinstance(tags, Mapping):
         items = [f"{_one_line(k, 'tags', MAX_TAG)}:{_one_line(v, f'tags.{k}', MAX_TAG)}" for k, v in tags.items()]
     elif isinstance(tags, Sequence) and not isinstance(tags, str):
         items = [_one_line(t, f"tags[{i}]", MAX_TAG) for i, t in enumerate(tags)]
     else:
-        raise ValidationError("tags", f"a list of strings or an object of strings is required (got {tags!r})")
-    if len(items) > MAX_TAGS:
-        raise ValidationError("tags", f"at most {MAX_TAGS} tags (got {len(items)})")
+        raise ValidationError(
+            "tags", f"a list of strings or an object of strings is required (got {type(tags).__name__})"
+        )
     return list(dict.fromkeys(items))
 
 
@@ -91,6 +95,17 @@ def check_limit(value: object, field: str = "limit") -> int:
 # ---------------------------------------------------------------------------------------
 def entry_node_id(caller: Caller, memory: str, session_id: str | None, message_id: str) -> str:
     return derived_id("mementry", id_root(caller), memory, session_id or "", message_id)
+
+
+def has_entry(db: Database, caller: Caller, memory: str, session_id: str, message_id: str) -> bool:
+    """Whether the caller's view holds the entry of this message (``add_entry`` with its ids)."""
+    guard = node_guard(caller, "e")
+    rows = db.read(
+        f"MATCH (e:{ENTRY_LABEL}:Node {{nodeId: $id}}) WHERE {guard.clause} RETURN count(e) AS n",
+        id=entry_node_id(caller, memory, session_id, message_id),
+        **guard.params,
+    )
+    return bool(rows and rows[0]["n"])
 
 
 def _space_state(writer: GraphWriter, memory: str, node_id: str, session_id: str | None) -> dict[str, Any]:

@@ -86,7 +86,7 @@ def _count(summary: RunSummary, outcome: Any) -> None:
         return
     if outcome.get("entry"):
         summary.entries += 1
-    if outcome.get("context"):
+    if (outcome.get("context") or {}).get("written"):
         summary.contexts += 1
     if outcome.get("mode"):
         summary.modes[str(outcome["mode"])] += 1

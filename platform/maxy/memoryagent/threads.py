@@ -1,7 +1,7 @@
 """A thread's state, kept in the graph so that any process can pick the thread up where the
 last one stopped (a crash, a restart, another worker):
 
-    (:AgentThread {threadId, memory, control, history, toProcess, step, msgCount, updatedAt})
+    (:AgentThread {threadId, memory, control, history, toProcess, step, msgCount, unflushed, updatedAt})
 
 - ``history`` (JSON) holds what the thread has retrieved (the memory's context and recent
   entries, read at the session's start, the context replaced by each one the agent writes) and
@@ -11,7 +11,8 @@ last one stopped (a crash, a restart, another worker):
   ``received`` (written before anything else), ``recorded`` (its entry is written; a flush is
   still due) or ``done``. A message that arrives while the same one is pending resumes it.
 - ``msgCount`` counts the messages recorded in the thread, which the invoker's flush cadence
-  reads.
+  reads; ``unflushed`` those recorded since the thread last wrote a context (a session's end
+  with none writes no context).
 
 The node's id derives from the view, the memory and the thread id; it is read through the
 guards and written through the write primitive like every node.
@@ -61,6 +62,7 @@ class ThreadState:
     control: ControlState | None = None
     step: str = DONE
     msg_count: int = 0
+    unflushed: int = 0
 
     @property
     def history(self) -> list[ChatMessage]:
@@ -97,7 +99,7 @@ def load_thread(db: Database, caller: Caller, memory: str, thread_id: str) -> Th
         f"""
         MATCH (t:{THREAD_LABEL}:Node {{nodeId: $id}}) WHERE {guard.clause}
         RETURN t.history AS history, t.toProcess AS toProcess, t.control AS control, t.step AS step,
-               t.msgCount AS msgCount
+               t.msgCount AS msgCount, t.unflushed AS unflushed
         """,
         id=thread_node_id(caller, name, tid),
         **guard.params,
@@ -107,15 +109,17 @@ def load_thread(db: Database, caller: Caller, memory: str, thread_id: str) -> Th
     row = rows[0]
     history: dict[str, Any] = json.loads(row["history"] or "{}")
     pending = json.loads(row["toProcess"]) if row["toProcess"] else None
+    turns = [ChatMessage.from_json(t) for t in history.get("turns") or []]
     return ThreadState(
         thread_id=tid,
         memory=name,
         retrieved={k: ChatMessage.from_json(v) for k, v in (history.get("retrieved") or {}).items()},
-        turns=[ChatMessage.from_json(t) for t in history.get("turns") or []],
+        turns=turns,
         to_process=ChatMessage.from_json(pending) if pending else None,
         control=ControlState(row["control"]) if row["control"] else None,
         step=str(row["step"] or DONE),
         msg_count=int(row["msgCount"] or 0),
+        unflushed=int(row["unflushed"] if row["unflushed"] is not None else len(turns)),
     )
 
 
@@ -132,6 +136,7 @@ def save_thread(writer: GraphWriter, state: ThreadState) -> None:
         "toProcess": json.dumps(state.to_process.to_json(), ensure_ascii=False) if state.to_process else None,
         "step": state.step,
         "msgCount": state.msg_count,
+        "unflushed": state.unflushed,
     }
     writer.write(
         NodeSpec(

@@ -83,6 +83,7 @@ class ContextPut(ToolOutput):
     version: int
     memory: str
     createdAt: str | None
+    written: bool = Field(description="False when the content was the latest version's already: nothing was added.")
 
 
 class Consistency(ToolOutput):
@@ -91,11 +92,14 @@ class Consistency(ToolOutput):
     reembedded: int = Field(description="Entries stored without a vector that were embedded now.")
     waitedMs: int
     unembedded: int | None = Field(default=None, description="Entries still without a vector (the embedder is down).")
-    error: str | None = None
+    error: str | None = Field(default=None, description="Why it is not consistent, and the fix when there is one.")
 
 
 def _memory(ctx: ToolContext, memory_id: str, vault_id: str | None) -> str:
-    """The memory named by ``memoryId``, in the server's own vault (its account)."""
+    """The memory named by ``memoryId``, in the server's own vault (its account). The vault
+    refusal is the same for any other id, an account that exists or not."""
+    if ctx.role != "admin":  # the manifest keeps these tools off public servers; this holds if it did not
+        raise ToolError("the memory-agent tools are not available to the public role")
     if vault_id is not None and vault_id != ctx.caller.account_id:
         raise ToolError("vaultId: ACCOUNT_ID is pinned for this server; a tool argument cannot change it")
     return check_memory(memory_id, "memoryId")
