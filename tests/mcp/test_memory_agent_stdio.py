@@ -21,7 +21,27 @@ from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 TOOLS = {"add_entry", "list_entries", "get_context", "put_context", "await_consistency"}
 
 
-async def _drive(params: StdioServerParameters, log: Path, account_id: str) -> dict[str, Any]:
+def _odd_arguments() -> list[tuple[str, str, dict[str, Any]]]:
+    """(the field its one-line refusal names, tool, arguments)."""
+    entry = {"memoryId": "ada", "summary": "s", "rawEntry": "r"}
+    return [
+        ("summary", "add_entry", {**entry, "summary": "s" * 4_001}),
+        ("summary", "add_entry", {**entry, "summary": "   "}),
+        ("tags.n", "add_entry", {**entry, "tags": {"n": 5}}),
+        ("tags.n", "add_entry", {**entry, "tags": {"n": ["a"]}}),
+        ("tags[0]", "add_entry", {**entry, "tags": ["a\nb"]}),
+        ("limit", "list_entries", {"memoryId": "ada", "limit": 0}),
+        ("limit", "list_entries", {"memoryId": "ada", "limit": -5}),
+        ("limit", "list_entries", {"memoryId": "ada", "limit": 10**12}),
+        ("memoryId", "list_entries", {"memoryId": "Zoë"}),
+        ("memoryId", "get_context", {"memoryId": "ada\u0007"}),
+        ("memoryId", "get_context", {"memoryId": "x" * 129}),
+        ("timeoutS", "await_consistency", {"memoryId": "ada", "timeoutS": -1}),
+        ("content", "put_context", {"memoryId": "ada", "content": "x" * 100_001}),
+    ]
+
+
+async def _drive(params: StdioServerParameters, log: Path, account_id: str, other_account: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with log.open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
@@ -79,17 +99,23 @@ async def _drive(params: StdioServerParameters, log: Path, account_id: str) -> d
                 "memory-search", {"query": "greyhound Pixel", "labels": ["MemoryEntry"], "minRelevance": 0}
             )
             out["vault"] = await client.call_tool("list_entries", {"memoryId": "ada", "vaultId": "someone-else"})
+            out["vaults"] = [
+                text(await client.call_tool(tool, {**args, "vaultId": vault}))
+                for vault in (other_account, "no-such-account")
+                for tool, args in (("get_context", {"memoryId": "ada"}), ("list_entries", {"memoryId": "ada"}))
+            ]
+            out["odd"] = [await client.call_tool(tool, args) for _, tool, args in _odd_arguments()]
             out["bad"] = await client.call_tool("list_entries", {"memoryId": "ada/../x"})
     return out
 
 
-def test_memory_agent_tools_and_prompts_over_stdio(db, account, data_root: Path, tmp_path: Path) -> None:
+def test_memory_agent_tools_and_prompts_over_stdio(db, account, make_account, data_root: Path, tmp_path: Path) -> None:
     session = f"chat-{uuid.uuid4().hex[:8]}"
     env = child_env(data_root, ACCOUNT_ID=account.account_id, SESSION_ID=session)
     params = StdioServerParameters(
         command=CLI[0], args=[*CLI[1:], "mcp", "serve", "memory", "memory-agent"], env=env, cwd=str(REPO)
     )
-    out = anyio.run(_drive, params, tmp_path / "server.log", account.account_id)
+    out = anyio.run(_drive, params, tmp_path / "server.log", account.account_id, make_account("other").account_id)
 
     tools = out["tools"]
     assert TOOLS <= set(tools)
@@ -120,6 +146,11 @@ def test_memory_agent_tools_and_prompts_over_stdio(db, account, data_root: Path,
 
     assert out["vault"].is_error and text(out["vault"]).startswith("vaultId: ACCOUNT_ID is pinned")
     assert out["bad"].is_error and text(out["bad"]).startswith("memoryId: '/' is not allowed in a memory name")
+    # another account's vault and one that does not exist get the same answer: nothing tells them apart
+    assert len(set(out["vaults"])) == 1 and out["vaults"][0].startswith("vaultId: ACCOUNT_ID is pinned")
+    for (field, tool, _), result in zip(_odd_arguments(), out["odd"], strict=True):
+        answer = text(result)
+        assert result.is_error and "\n" not in answer and f"{field}:" in answer, (tool, field, answer)
     stored = db.read(
         "MATCH (s:MemorySpace {accountId: $acc})-[:HAS_CONTEXT]->(c:MemoryContext) RETURN count(c) AS n",
         acc=account.account_id,

@@ -50,3 +50,20 @@ def test_a_missing_or_empty_prompt_file_is_refused_at_load(tmp_path: Path) -> No
     (tmp_path / "r.md").write_text("  \n")
     with pytest.raises(ManifestError, match="which is empty"):
         read_prompts(manifest)
+
+
+def test_the_memory_agent_tools_and_prompts_stay_off_public_servers() -> None:
+    from maxy.mcp.server import prompts_for_tools, tools_for_role
+    from maxy.plugins.discovery import discover_plugins
+
+    plugins = [p for p in discover_plugins() if p.name == "memory-agent"]
+    assert len(plugins) == 1
+    admin = tools_for_role(plugins, "admin")
+    assert {t.name for t in admin} == {"add_entry", "list_entries", "get_context", "put_context", "await_consistency"}
+    assert {p.name for p in prompts_for_tools(plugins, admin)} == {
+        "entry_capture_prompt",
+        "summary_prompt",
+        "context_prompt",
+    }
+    public = tools_for_role(plugins, "public")
+    assert public == [] and prompts_for_tools(plugins, public) == []
