@@ -25,6 +25,20 @@ DEFAULT_EMBED_MODEL = "bge-small-en-v1.5"
 SCOPE_VALUES = ("public", "shared", "admin")
 # The roles a task-store server or API key is pinned to (TASK_ROLE, --task-role)
 TASK_ROLE_VALUES = ("orchestrator", "executor", "spec_reviewer", "quality_reviewer", "approver")
+# A community member's id (MEMBER_ID, --member, an API key's memberId): maxy.community.members
+MEMBER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$"
+# The community's model agents, each overridable by MAXY_MODEL_<AGENT> (maxy.community.models)
+COMMUNITY_AGENTS = (
+    "intent-inferrer",
+    "intent-verifier",
+    "intent-reconciler",
+    "intent-indexer",
+    "profile-hyde-generator",
+    "lens-inferrer",
+    "hyde-generator",
+    "opportunity-evaluator",
+    "negotiator",
+)
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 BM25_STATS = ("account", "index")  # whose statistics BM25 ranks by (MAXY_BM25_STATS)
@@ -102,6 +116,8 @@ class Settings(BaseSettings):
     KNOWLEDGE_KEYWORDS: Annotated[list[str] | None, NoDecode] = None
     # The task-store role this server acts as; unset: task tools read but never write
     TASK_ROLE: str | None = None
+    # The community member this server acts for; unset: the account's admin (every member)
+    MEMBER_ID: str | None = None
     # The task store's retry backoff: the first retry waits the base, each next one twice as long,
     # never more than the cap (unset: the retry policy's own, 30 s and 600 s)
     MAXY_TASK_BACKOFF_BASE_S: Annotated[float | None, Field(ge=0)] = None
@@ -121,6 +137,19 @@ class Settings(BaseSettings):
     # The memory agent's model, and seconds one of its calls may take before it degrades
     MAXY_AGENT_MODEL: str = "claude-haiku-4-5"
     MAXY_AGENT_TIMEOUT_S: Annotated[float, Field(gt=0)] = 20.0
+    # The community's models (maxy.community.models): one for every agent, one per agent, and the
+    # seconds a call may take before the agent degrades (unset: each agent's own)
+    MAXY_COMMUNITY_MODEL: str | None = None
+    MAXY_COMMUNITY_TIMEOUT_S: Annotated[float | None, Field(gt=0)] = None
+    MAXY_MODEL_INTENT_INFERRER: str | None = None
+    MAXY_MODEL_INTENT_VERIFIER: str | None = None
+    MAXY_MODEL_INTENT_RECONCILER: str | None = None
+    MAXY_MODEL_INTENT_INDEXER: str | None = None
+    MAXY_MODEL_PROFILE_HYDE_GENERATOR: str | None = None
+    MAXY_MODEL_LENS_INFERRER: str | None = None
+    MAXY_MODEL_HYDE_GENERATOR: str | None = None
+    MAXY_MODEL_OPPORTUNITY_EVALUATOR: str | None = None
+    MAXY_MODEL_NEGOTIATOR: str | None = None
 
     # Chunk bounds of ingested documents, in characters (unset: the chunker's defaults)
     MAXY_CHUNK_MIN_CHARS: Annotated[int | None, Field(gt=0)] = None
@@ -179,6 +208,7 @@ class Settings(BaseSettings):
         "SESSION_ID",
         "SESSION_NODE_ID",
         "TASK_ROLE",
+        "MEMBER_ID",
         "MAXY_TASK_BACKOFF_BASE_S",
         "MAXY_TASK_BACKOFF_CAP_S",
         "NEO4J_PASSWORD",
@@ -188,6 +218,17 @@ class Settings(BaseSettings):
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
         "MAXY_SUMMARY_MODEL",
+        "MAXY_COMMUNITY_MODEL",
+        "MAXY_MODEL_INTENT_INFERRER",
+        "MAXY_MODEL_INTENT_VERIFIER",
+        "MAXY_MODEL_INTENT_RECONCILER",
+        "MAXY_MODEL_INTENT_INDEXER",
+        "MAXY_MODEL_PROFILE_HYDE_GENERATOR",
+        "MAXY_MODEL_LENS_INFERRER",
+        "MAXY_MODEL_HYDE_GENERATOR",
+        "MAXY_MODEL_OPPORTUNITY_EVALUATOR",
+        "MAXY_MODEL_NEGOTIATOR",
+        "MAXY_COMMUNITY_TIMEOUT_S",
         "MAXY_CHUNK_MIN_CHARS",
         "MAXY_CHUNK_TARGET_CHARS",
         "MAXY_CHUNK_MAX_CHARS",
@@ -203,7 +244,22 @@ class Settings(BaseSettings):
     def _neo4j_uri(cls, value: str) -> str:
         return check_neo4j_uri(value)
 
-    @field_validator("NEO4J_USER", "EMBED_MODEL", "MAXY_SUMMARY_MODEL", "MAXY_AGENT_MODEL")
+    @field_validator(
+        "NEO4J_USER",
+        "EMBED_MODEL",
+        "MAXY_SUMMARY_MODEL",
+        "MAXY_AGENT_MODEL",
+        "MAXY_COMMUNITY_MODEL",
+        "MAXY_MODEL_INTENT_INFERRER",
+        "MAXY_MODEL_INTENT_VERIFIER",
+        "MAXY_MODEL_INTENT_RECONCILER",
+        "MAXY_MODEL_INTENT_INDEXER",
+        "MAXY_MODEL_PROFILE_HYDE_GENERATOR",
+        "MAXY_MODEL_LENS_INFERRER",
+        "MAXY_MODEL_HYDE_GENERATOR",
+        "MAXY_MODEL_OPPORTUNITY_EVALUATOR",
+        "MAXY_MODEL_NEGOTIATOR",
+    )
     @classmethod
     def _one_token(cls, value: str | None) -> str | None:
         if value is None:
@@ -295,6 +351,13 @@ class Settings(BaseSettings):
     def _task_role(cls, value: str | None) -> str | None:
         if value is not None and value.strip() not in TASK_ROLE_VALUES:
             raise ValueError(f"{value!r} is not a task role")
+        return value.strip() if value is not None else None
+
+    @field_validator("MEMBER_ID")
+    @classmethod
+    def _member_id(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(MEMBER_ID_PATTERN, value.strip()):
+            raise ValueError(f"{value!r} is not a member id")
         return value.strip() if value is not None else None
 
     @field_validator("KNOWLEDGE_KEYWORDS")
@@ -397,6 +460,18 @@ FIXES: dict[str, str] = {
     "ANTHROPIC_BASE_URL": "set it to the Messages API's address, e.g. https://api.anthropic.com, or unset it",
     "MAXY_SUMMARY_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
     "MAXY_AGENT_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it for that default",
+    "MEMBER_ID": "set it to a member id (a letter or digit, then letters, digits, '.', '_', '@' or '-'; at most 64), or unset it",
+    "MAXY_COMMUNITY_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_INTENT_INFERRER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_INTENT_VERIFIER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_INTENT_RECONCILER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_INTENT_INDEXER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_PROFILE_HYDE_GENERATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_LENS_INFERRER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_HYDE_GENERATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_OPPORTUNITY_EVALUATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_MODEL_NEGOTIATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    "MAXY_COMMUNITY_TIMEOUT_S": "set it to seconds above 0, e.g. 20, or unset it for each agent's own",
     "MAXY_CHUNK_MIN_CHARS": "set it to a number of characters, e.g. 300, or unset it",
     "MAXY_CHUNK_TARGET_CHARS": "set it to a number of characters, e.g. 1200, or unset it",
     "MAXY_CHUNK_MAX_CHARS": "set it to a number of characters, e.g. 1500, or unset it",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from maxy.errors import SchemaError
-from maxy.graph.allowlist import INDEXED_LABELS, SEARCHABLE_LABELS
+from maxy.graph.allowlist import COMMUNITY_EMBEDDED_LABELS, INDEXED_LABELS, SEARCHABLE_LABELS
 from maxy.graph.text import _BODY_PROPS, _HEAD_PROPS
 from maxy.schema import (
     apply_schema,
@@ -31,7 +31,7 @@ def test_root_schema_file_is_the_packaged_one():
 
 def test_one_vector_index_per_searchable_label():
     declared = expected_vector_indexes()
-    assert sorted(declared.values()) == sorted(INDEXED_LABELS) == sorted(SEARCHABLE_LABELS)
+    assert sorted(declared.values()) == sorted(INDEXED_LABELS) == sorted(SEARCHABLE_LABELS + COMMUNITY_EMBEDDED_LABELS)
     assert declared["organization_embedding"] == "Organization" and declared["note_embedding"] == "Note"
     assert declared["message_embedding"] == "Message"
 
@@ -42,7 +42,8 @@ def test_entity_search_covers_every_searchable_label_and_embedded_text_property(
     # every property whose text is embedded is BM25-searchable too
     assert {*_HEAD_PROPS, *_BODY_PROPS, "summary"} <= set(ft["properties"])
     assert ft["properties"][-1] == "accountId"  # accountId: in-index filter only
-    assert set(INDEXED_LABELS) <= set(ft["labels"])
+    # a community's records are member-private: found by meaning through the member guard only
+    assert not set(COMMUNITY_EMBEDDED_LABELS) & set(ft["labels"])
 
 
 @pytest.mark.parametrize("dims", [0, -1, 5000, "384", True])

@@ -58,8 +58,26 @@ SEARCHABLE_LABELS: tuple[str, ...] = (
     "MemoryEntry",
 )
 
-# Every searchable label is vector-indexed and embedded on write.
-INDEXED_LABELS: tuple[str, ...] = SEARCHABLE_LABELS
+# A community's member-private records (maxy.community: profiles, networks, intents, HyDE lenses,
+# opportunities, negotiations). Each is read only through the member guard (maxy.community.view),
+# so none is searchable: a memory search never returns one, and only the community writes them.
+COMMUNITY = "community"
+COMMUNITY_EMBEDDED_LABELS: tuple[str, ...] = ("MemberProfile", "ProfileHyde", "Intent", "HydeDocument")
+COMMUNITY_LABELS: frozenset[str] = frozenset(
+    {
+        *COMMUNITY_EMBEDDED_LABELS,
+        "Network",
+        "NetworkMembership",
+        "HydeLens",
+        "Opportunity",
+        "Negotiation",
+        "NegotiationTimer",
+    }
+)
+
+# Every searchable label is vector-indexed and embedded on write; so are the community's records
+# that discovery finds by meaning, through their own indexes and the member guard.
+INDEXED_LABELS: tuple[str, ...] = SEARCHABLE_LABELS + COMMUNITY_EMBEDDED_LABELS
 EMBEDDED_LABELS: tuple[str, ...] = INDEXED_LABELS
 
 # Labels whose nodes are things with a name (people, organisations, places, products, concepts,
@@ -105,7 +123,7 @@ STRUCTURAL_LABELS: tuple[str, ...] = (
     "AgentThread",
 )
 
-ALL_LABELS: frozenset[str] = frozenset(SEARCHABLE_LABELS + STRUCTURAL_LABELS)
+ALL_LABELS: frozenset[str] = frozenset(SEARCHABLE_LABELS + STRUCTURAL_LABELS) | COMMUNITY_LABELS
 
 # The task store's records: only the task store writes them and the protocol Tasks they hang
 # from; each carries ``protocol: true``, so a write naming other labels is caught too, and no
@@ -120,6 +138,8 @@ def owner_of(labels: Iterable[str], properties: Mapping[str, object]) -> str | N
     """Which writer alone may write a node with these labels and (merged) properties, if one."""
     if TASK_STORE_LABELS.intersection(labels) or properties.get("protocol") is True:
         return TASK_STORE
+    if COMMUNITY_LABELS.intersection(labels):
+        return COMMUNITY
     return None
 
 
@@ -170,6 +190,16 @@ RELATIONSHIP_TYPES: frozenset[str] = frozenset(
         "RECORDS",
         "IN_SESSION",
         "HAS_CONTEXT",
+        # the community's records (maxy.community)
+        "HAS_MEMBERSHIP",
+        "HAS_HYDE",
+        "HAS_INTENT",
+        "IN_NETWORK",
+        "HAS_LENS",
+        "HAS_OPPORTUNITY",
+        "INVOLVES",
+        "HAS_NEGOTIATION",
+        "HAS_TIMER",
     }
 )
 

@@ -18,6 +18,9 @@ CREATE INDEX tool_call_created IF NOT EXISTS FOR (n:ToolCall) ON (n.createdAt);
 // The canonical name of a named node (lower case, punctuation and spacing folded): entity
 // resolution and exact-name lookups find a node by it without scanning.
 CREATE INDEX node_name_key IF NOT EXISTS FOR (n:Node) ON (n.nameKey);
+// A community's member guard finds a member's profile and memberships by memberId.
+CREATE INDEX member_profile_member IF NOT EXISTS FOR (n:MemberProfile) ON (n.memberId);
+CREATE INDEX network_membership_member IF NOT EXISTS FOR (n:NetworkMembership) ON (n.memberId);
 
 // ---- One cosine HNSW vector index per indexed label ----
 // accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside
@@ -109,6 +112,16 @@ CYPHER 25 CREATE VECTOR INDEX briefing_embedding IF NOT EXISTS FOR (n:Briefing) 
 CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS FOR (n:Fact) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX memory_entry_embedding IF NOT EXISTS FOR (n:MemoryEntry) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
+// A community's records that discovery finds by meaning (maxy.community); not in entity_search:
+// they are member-private and read only through the member guard.
+CYPHER 25 CREATE VECTOR INDEX member_profile_embedding IF NOT EXISTS FOR (n:MemberProfile) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
+CYPHER 25 CREATE VECTOR INDEX profile_hyde_embedding IF NOT EXISTS FOR (n:ProfileHyde) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
+CYPHER 25 CREATE VECTOR INDEX intent_embedding IF NOT EXISTS FOR (n:Intent) ON n.embedding WITH [n.accountId]
+  OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
+CYPHER 25 CREATE VECTOR INDEX hyde_document_embedding IF NOT EXISTS FOR (n:HydeDocument) ON n.embedding WITH [n.accountId]
   OPTIONS {indexConfig: {`vector.dimensions`: {{EMBED_DIMENSIONS}}, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 
 // ---- Universal BM25 over every operator-meaningful label and the canonical text properties ----

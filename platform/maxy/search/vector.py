@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import neo4j
 
 from ..db import Database
-from ..graph.allowlist import ALL_LABELS, quote
+from ..graph.allowlist import ALL_LABELS, SEARCHABLE_LABELS, quote
 from ..graph.guards import Caller, Guard, both, node_guard
 from ..graph.validity import event_time
 from ..logs import log_line
@@ -42,7 +42,10 @@ def vector_search(
     """One ranked list per query vector (every targeted index, merged by score); ``when``
     narrows it further (the time filters); ``properties`` brings each hit's properties along."""
     vmap = vector_indexes(db)
-    targets = [(label, vmap[label]) for label in sorted(vmap) if labels is None or label in labels]
+    # no labels: every searchable label (a community's records are found only when named)
+    targets = [
+        (label, vmap[label]) for label in sorted(vmap) if label in (SEARCHABLE_LABELS if labels is None else labels)
+    ]
     if not targets or not vectors:
         return []
     guard = both(node_guard(caller, "n"), when)
