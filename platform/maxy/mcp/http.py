@@ -283,12 +283,18 @@ def create_app(
         servers[role] = create_mcp_server(plugins, role, KeyContexts(settings, role, store, db, embedder))
         servers[role].streamable_http_app(streamable_http_path=MCP_PATH, host=host)  # builds its session manager
 
+    from ..negotiation.sweep import SweepLoop
+
+    sweeper = SweepLoop(settings, db, embedder)  # negotiation timers fall due while the server runs
+
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             for server in servers.values():
                 await stack.enter_async_context(server.session_manager.run())
+            sweeper.start()
             yield
+        sweeper.stop()
         finish_prunes(db)
         db.close()
 
@@ -327,12 +333,14 @@ def create_app(
 
     from ..agents.http import mount_agent_routes
     from ..gateway.http import mount_gateway_routes
+    from ..negotiation.http import mount_negotiation_routes
     from ..sites.http import mount_sites
     from ..webconsole.app import mount_console
 
     mount_console(app, settings, store, db, embedder)
     mount_agent_routes(app, settings, store, plugins)
     mount_gateway_routes(app, settings, store, db, embedder)
+    mount_negotiation_routes(app, settings, store, db, embedder)
     mount_sites(app, settings)
 
     @app.get("/health/live")

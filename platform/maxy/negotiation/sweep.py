@@ -17,7 +17,7 @@ import threading
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..accounts import validate_account
+from ..accounts import list_accounts, validate_account
 from ..config import Settings
 from ..db import Database
 from ..errors import MaxyError
@@ -127,7 +127,7 @@ def sweep(negotiations: Negotiations) -> dict[str, Any]:
 
 
 class SweepLoop:
-    """``maxy serve``'s background sweep of the serving account (every ``interval_s``)."""
+    """``maxy serve``'s background sweep of every account (every ``interval_s``)."""
 
     def __init__(self, settings: Settings, db: Database, embedder: Any, interval_s: float = LOOP_INTERVAL_S):
         self.settings = settings
@@ -138,9 +138,6 @@ class SweepLoop:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        if not self.settings.ACCOUNT_ID:
-            log_line("negotiation", "sweep-loop", state="off", reason="no ACCOUNT_ID")
-            return
         self._thread = threading.Thread(target=self._run, name="negotiation-sweep", daemon=True)
         self._thread.start()
 
@@ -151,8 +148,9 @@ class SweepLoop:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            try:
-                account = validate_account(self.settings.data_root, self.settings.ACCOUNT_ID or "")
-                sweep(Negotiations(self.db, account, self.settings, embedder=self.embedder))
-            except (MaxyError, OSError) as err:  # the next round tries again
-                log_line("negotiation", "sweep-failed", error=str(err)[:200])
+            for entry in list_accounts(self.settings.data_root):
+                try:
+                    account = validate_account(self.settings.data_root, entry.account_id)
+                    sweep(Negotiations(self.db, account, self.settings, embedder=self.embedder))
+                except (MaxyError, OSError) as err:  # the next round tries again
+                    log_line("negotiation", "sweep-failed", accountId=short(entry.account_id), error=str(err)[:200])

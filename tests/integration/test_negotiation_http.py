@@ -1,0 +1,138 @@
+"""``POST /api/agents/{id}/negotiations/pickup`` and ``.../{negotiationId}/respond`` on a real
+``maxy serve`` app under uvicorn: a member's agent picks up its parked turn and answers it with its
+own key; another agent's id, a key without a member and a negotiation the member cannot see all
+answer like absent ones; two agents picking up at once over HTTP, exactly one gets the turn."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from maxy.community.members import upsert_profile
+from maxy.community.view import community_writer
+from maxy.config import load_settings
+from maxy.graph.guards import Caller
+from maxy.mcp.http import create_app
+from maxy.mcp.keys import create_api_key
+from maxy.negotiation import Negotiations
+from maxy.opportunities import create_opportunity
+from maxy.plugins.discovery import discover_plugins
+
+from tests.fake_anthropic import FakeAnthropic
+from tests.local_http import serve_app
+
+SEED = {"score": 84, "reasoning": "Ada needs a compiler engineer; Bob builds compilers", "valencyRole": "agent"}
+ACCEPT = {
+    "action": "accept",
+    "assessment": {"reasoning": "Bob wants this work", "suggestedRoles": {"ownUser": "agent", "otherUser": "patient"}},
+    "message": "Glad to",
+}
+
+
+@pytest.fixture()
+def served(db, account, embedder, data_root: Path, monkeypatch):
+    importlib.import_module("anthropic")
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        fake.tool_inputs["negotiation_turn"] = lambda r, p: {
+            "action": "propose",
+            "reasoning": "a strong match",
+            "ownUser": "patient",
+            "otherUser": "agent",
+        }
+        settings = load_settings(DATA_ROOT=data_root, ANTHROPIC_API_KEY="test-key")
+        writer = community_writer(db, account, embedder, Caller(account.account_id), created_by="test")
+        upsert_profile(writer, "ada", name="Ada", bio="Founder", model=False)
+        upsert_profile(writer, "bob", name="Bob", bio="Compiler engineer", model=False)
+        opp = create_opportunity(
+            writer,
+            source_member_id="ada",
+            candidate_member_id="bob",
+            network_id="net-1",
+            score=84,
+            reasoning=SEED["reasoning"],
+            source_role="patient",
+            candidate_role="agent",
+            trigger="orchestrator",
+        )
+        negotiations = Negotiations(db, account, settings, embedder=embedder)
+        started = negotiations.start(opp["opportunityId"], seed=SEED, candidate_kind="personal")
+        keys = {
+            name: create_api_key(data_root, account.account_id, role="admin", member_id=member)
+            for name, member in (("bob", "bob"), ("bob2", "bob"), ("ada", "ada"), ("plain", None))
+        }
+        with serve_app(create_app(discover_plugins(None, []), settings)) as base:
+            yield base, keys, started, negotiations
+
+
+def _post(url: str, key: str | None, body: Any = None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    content = json.dumps(body).encode() if body is not None else b""
+    return httpx.post(url, content=content, headers={**headers, "content-type": "application/json"}, timeout=60)
+
+
+def test_a_members_agent_picks_up_and_answers_its_turn(served) -> None:
+    base, keys, started, negotiations = served
+    nid = started["negotiationId"]
+    bob_key, bob = keys["bob"]
+    ada_key, ada = keys["ada"]
+    plain_key, plain = keys["plain"]
+    pickup = f"{base}/api/agents/{bob.key_id}/negotiations/pickup"
+    assert _post(pickup, None).status_code == 401
+    assert _post(pickup, "mxy_nope_nope").status_code == 401
+    # another agent's id, and a key bound to no member: like an agent that does not exist
+    other = _post(pickup, ada_key)
+    assert (
+        other.status_code == 404
+        and other.json() == _post(f"{base}/api/agents/nobody/negotiations/pickup", bob_key).json()
+    )
+    assert _post(f"{base}/api/agents/{plain.key_id}/negotiations/pickup", plain_key).status_code == 404
+    assert _post(f"{base}/api/agents/{ada.key_id}/negotiations/pickup", ada_key).status_code == 204  # not ada's turn
+
+    respond = f"{base}/api/agents/{bob.key_id}/negotiations/{nid}/respond"
+    assert _post(respond, bob_key, ACCEPT).status_code == 409  # not picked up yet
+    got = _post(pickup, bob_key)
+    assert got.status_code == 200
+    turn = got.json()
+    assert (turn["negotiationId"], turn["turnNumber"], turn["counterpartyAction"]) == (nid, 2, "propose")
+    assert turn["ownUser"]["name"] == "Bob" and [h["action"] for h in turn["history"]] == ["propose"]
+    assert _post(pickup, bob_key).status_code == 204  # claimed: nothing else waits
+
+    # the claim is this agent's alone, even against another agent of the same member
+    bob2_key, bob2 = keys["bob2"]
+    assert _post(f"{base}/api/agents/{bob2.key_id}/negotiations/{nid}/respond", bob2_key, ACCEPT).status_code == 409
+    absent = _post(f"{base}/api/agents/{ada.key_id}/negotiations/nope/respond", ada_key, ACCEPT)
+    assert absent.status_code == 404 and absent.json()["error"].startswith("negotiationId: no negotiation 'nope'")
+    bad = _post(respond, bob_key, {**ACCEPT, "action": "shrug"})
+    assert bad.status_code == 400 and bad.json()["error"].startswith("action: 'shrug' is not open here")
+    assert _post(respond, bob_key, "not a turn").status_code == 400
+
+    done = _post(respond, bob_key, ACCEPT)
+    assert done.status_code == 200
+    out = done.json()
+    assert out["state"] == "completed" and out["outcome"]["hasOpportunity"] is True
+    assert {r["memberId"]: r["role"] for r in out["outcome"]["agreedRoles"]} == {"ada": "patient", "bob": "agent"}
+    assert _post(respond, bob_key, ACCEPT).status_code == 409  # answered once
+
+
+def test_two_agents_picking_up_over_http_exactly_one_wins(served) -> None:
+    base, keys, started, _ = served
+    barrier = threading.Barrier(2)
+    codes: dict[str, int] = {}
+
+    def agent(name: str) -> None:
+        key, record = keys[name]
+        barrier.wait()
+        codes[name] = _post(f"{base}/api/agents/{record.key_id}/negotiations/pickup", key).status_code
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in ("bob", "bob2")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(codes.values()) == [200, 204]
