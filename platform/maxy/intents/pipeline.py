@@ -227,6 +227,8 @@ def reconcile(settings: Settings, state: State, targets: Sequence[str] = ()) -> 
         return
     raw = answer.get("actions")
     state.actions, _ = checked_actions(raw if isinstance(raw, list) else [], cands, [a["intentId"] for a in active])
+    if targets and not state.actions:  # an update asked for is carried out, in place at least
+        state.actions = rule_actions(cands, active, targets)
 
 
 def execute(

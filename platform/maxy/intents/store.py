@@ -70,7 +70,7 @@ def write_intent(writer: GraphWriter, member_id: str, intent_id: str, properties
     """Create or update one Intent of ``member_id`` (the caller checked who may)."""
     props = {**properties, "intentId": intent_id, "memberId": member_id}
     writer.write(NodeSpec([INTENT], props, node_id=intent_id))
-    return {k: props.get(k) for k in _FIELDS if k in props}
+    return {k: props.get(k) for k in _FIELDS if k not in ("createdAt", "updatedAt")}
 
 
 def expire_intent(writer: GraphWriter, member_id: str, intent_id: str) -> None:
