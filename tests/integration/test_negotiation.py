@@ -386,3 +386,34 @@ def test_a_member_sees_only_negotiations_naming_them(db, account, embedder, cloc
     assert negotiations.list(MemberView(caller, "carol")) == []
     with pytest.raises(ValidationError, match="^negotiationId: no negotiation"):
         negotiations.load(out["negotiationId"], MemberView(caller, "carol"))
+
+
+def test_maxy_negotiations_sweep_fires_what_is_due_by_the_wall_clock(
+    db, account, embedder, clock, llm, data_root
+) -> None:
+    """The timers were set by a clock months ago: the command, on the real clock, finds the claim
+    expired and the fallback due, and the system negotiator finishes the turn."""
+    import subprocess
+
+    from tests.plugins_fixture.helpers import CLI, REPO, child_env
+
+    negotiations, opp_id = _setup(db, account, embedder, clock)
+    _script(llm, ["propose", "accept"])
+    out = negotiations.start(opp_id, seed=SEED, candidate_kind="personal")
+    assert pickup(negotiations, "bob", "key-bob") is not None
+    env = child_env(data_root, ACCOUNT_ID=account.account_id, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=llm.url)
+    proc = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [*CLI, "--quiet", "negotiations", "sweep", "--json"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    nid = out["negotiationId"]
+    assert summary["fired"] == [{"negotiationId": nid, "kind": "claim"}, {"negotiationId": nid, "kind": "fallback"}]
+    final = negotiations.describe(negotiations.load(nid))
+    assert final["state"] == "completed" and [t["by"] for t in final["turns"]] == ["system", "fallback"]
