@@ -373,12 +373,13 @@ def test_discovery_from_an_intent_and_the_evaluators_fallback(writer, community,
         ("intents", "a React engineer"),
     ]
     assert "lenses: no-key" in fresh["reason"] and "evaluation: no-key" in fresh["reason"]
+    assert degraded["considered"] == 2
+    assert [o["candidateMemberId"] for o in degraded["opportunities"]] == ["bob"]  # the painter scores too low
     for o in degraded["opportunities"]:
         assert o["candidateMemberId"] in ("bob", "cyd") and o["score"] >= 70
         assert "similarity" in o["reasoning"] and o["score"] == round(o["explain"]["similarity"] * 100)
-    by_member = {o["candidateMemberId"]: o for o in degraded["opportunities"]}
-    if "bob" in by_member and by_member["bob"]["explain"]["via"] == "intent":
-        assert by_member["bob"]["candidateRole"] == "agent"  # an offer meeting a need
+        if o["explain"]["via"] == "intent" and o["candidateMemberId"] == "bob":
+            assert o["candidateRole"] == "agent"  # an offer meeting the source's need
 
 
 def test_the_direct_path_and_members_outside_shared_networks(writer, community, keyed, nokey, discovery_fake):
@@ -407,3 +408,21 @@ def test_the_direct_path_and_members_outside_shared_networks(writer, community, 
     assert alone["scope"] == [community["elsewhere"]] and alone["considered"] == 0
     with pytest.raises(ValidationError, match="no network"):
         discover_opportunities(writer, view, nokey, query="x", network_id=community["elsewhere"], persist=False)
+
+
+def test_kept_candidates_become_opportunities_once(writer, community, keyed, nokey, discovery_fake):
+    _intents(writer, nokey, community["builders"])
+    view = _view(writer, "ada")
+    first = discover_opportunities(writer, view, keyed, query="a React co-founder")
+    assert first["persisted"]
+    (made,) = [o["opportunity"] for o in first["opportunities"]]
+    assert (made["status"], made["deduplicated"], made["candidateMemberId"], made["score"]) == (
+        "latent",
+        False,
+        "bob",
+        92,
+    )
+    assert (made["sourceRole"], made["candidateRole"], made["networkId"]) == ("patient", "agent", community["builders"])
+    again = discover_opportunities(writer, view, keyed, query="a React co-founder")
+    (second,) = [o["opportunity"] for o in again["opportunities"]]
+    assert second["deduplicated"] and second["opportunityId"] == made["opportunityId"]

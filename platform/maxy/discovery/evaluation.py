@@ -33,7 +33,8 @@ def evaluations_from(answer: Mapping[str, Any], count: int) -> list[Evaluation |
             continue
         if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score) or role not in ROLES:
             continue
-        out[n] = Evaluation(max(0, min(100, round(score))), str(item.get("reasoning") or "")[:MAX_REASONING], role)
+        reasoning = str(item.get("reasoning") or "").strip()[:MAX_REASONING] or "The evaluator gave no reasoning."
+        out[n] = Evaluation(max(0, min(100, round(score))), reasoning, role)
     return out
 
 

@@ -10,7 +10,6 @@ steps are trace events (graphs opportunity and hyde, the agents they ask).
 
 from __future__ import annotations
 
-import importlib
 import time
 from typing import Any
 
@@ -24,6 +23,7 @@ from ..graph.write import GraphWriter
 from ..intents.assignment import member_networks
 from ..intents.store import get_intent, read_intents, unknown_intent
 from ..logs import log_line
+from ..opportunities import create_opportunity
 from .evaluation import evaluate
 from .hyde import hyde_documents
 from .ranking import Candidate, Ranked, merge, rank
@@ -70,14 +70,11 @@ def _contexts(writer: GraphWriter, view: MemberView, members: list[str]) -> dict
     return {m: {"profile": profiles.get(m), "intents": read_intents(writer.db, view, m, limit=10)} for m in members}
 
 
-def _persist(writer: GraphWriter, ranked: list[Ranked], trigger: str) -> dict[str, Any] | None:
-    """Each kept candidate handed to the opportunities package; None while it is not installed."""
-    try:
-        create = importlib.import_module("maxy.opportunities").create_opportunity
-    except (ImportError, AttributeError):
-        return None
+def _persist(writer: GraphWriter, ranked: list[Ranked], trigger: str) -> dict[str, dict[str, Any]]:
+    """Each kept candidate handed to the opportunities package (which reports an existing one
+    instead of a duplicate)."""
     return {
-        r.candidate.candidate_member_id: create(
+        r.candidate.candidate_member_id: create_opportunity(
             writer,
             source_member_id=r.candidate.source_member_id,
             candidate_member_id=r.candidate.candidate_member_id,
