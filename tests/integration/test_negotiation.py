@@ -417,3 +417,53 @@ def test_maxy_negotiations_sweep_fires_what_is_due_by_the_wall_clock(
     assert summary["fired"] == [{"negotiationId": nid, "kind": "claim"}, {"negotiationId": nid, "kind": "fallback"}]
     final = negotiations.describe(negotiations.load(nid))
     assert final["state"] == "completed" and [t["by"] for t in final["turns"]] == ["system", "fallback"]
+
+
+def test_a_members_own_server_answers_its_waiting_turn(db, account, embedder, clock, llm) -> None:
+    from maxy.negotiation.parked import respond_as_member
+
+    negotiations, opp_id = _setup(db, account, embedder, clock)
+    _script(llm, ["propose"])
+    nid = negotiations.start(opp_id, seed=SEED, candidate_kind="personal")["negotiationId"]
+    reject = {
+        "action": "reject",
+        "assessment": {"reasoning": "no", "suggestedRoles": {"ownUser": "peer", "otherUser": "peer"}},
+    }
+    with pytest.raises(NotYourTurn):
+        respond_as_member(negotiations, "ada", nid, reject)  # not ada's turn
+    out = respond_as_member(negotiations, "bob", nid, reject)
+    assert out["outcome"]["status"] == "rejected" and out["turns"][1]["by"] == "personal"
+
+
+def test_opportunities_send_accept_and_dedupe_against_an_accepted_pair(db, account, embedder) -> None:
+    from maxy.opportunities import decide_opportunity, send_opportunity
+
+    writer = _members(db, account, embedder)
+    args = {
+        "source_member_id": "ada",
+        "candidate_member_id": "bob",
+        "network_id": "net-1",
+        "score": 91,
+        "reasoning": "fit",
+        "source_role": "patient",
+        "candidate_role": "agent",
+    }
+    opp = create_opportunity(writer, **args)
+    assert opp["status"] == "latent" and opp["deduplicated"] is False
+    assert create_opportunity(writer, **args)["opportunityId"] == opp["opportunityId"]  # the open one is reported
+    caller = Caller(account.account_id)
+    with pytest.raises(ValidationError, match="^opportunityId: only the member it was found for sends"):
+        send_opportunity(writer, MemberView(caller, "bob"), opp["opportunityId"])
+    with pytest.raises(ValidationError, match="^opportunityId: no opportunity"):
+        send_opportunity(writer, MemberView(caller, "carol"), opp["opportunityId"])
+    assert send_opportunity(writer, MemberView(caller, "ada"), opp["opportunityId"])["status"] == "pending"
+    assert decide_opportunity(writer, MemberView(caller, "bob"), opp["opportunityId"], "accept")["status"] == "accepted"
+    assert decide_opportunity(writer, MemberView(caller, "bob"), opp["opportunityId"], "accept")["changed"] is False
+    again = create_opportunity(
+        writer, **{**args, "source_member_id": "bob", "candidate_member_id": "ada", "network_id": "net-2"}
+    )
+    assert (
+        again["deduplicated"] is True
+        and again["opportunityId"] == opp["opportunityId"]
+        and again["status"] == "accepted"
+    )

@@ -472,6 +472,16 @@ ones may be retried (a repeat of the same call changes nothing more); destructiv
 overwrite or remove what is stored."""
 
 
+_NEGOTIATION_GUIDE = """\
+Negotiation turn mode: when you run in the background to take a member's turn in a negotiation \
+(your session id starts with `negotiation:`, or you were started by the pickup of \
+`POST /api/agents/<id>/negotiations/pickup`), read the negotiation with get_negotiation and your \
+member's profile and intents, then answer once with respond_to_negotiation. Produce no output for \
+a person (nobody is reading), ask no clarifying question (nobody can answer), and when the decision \
+is unclear take the conservative action: counter naming the specific objections, or reject with \
+clear reasoning. Accept only a match that genuinely serves your member."""
+
+
 def server_instructions(tools: Sequence[PluginTool], role: Role) -> str:
     """The server's ``instructions``: what it is, which tool is for what, how relevance reads,
     what the pins mean; only the parts its tools need."""
@@ -485,6 +495,8 @@ def server_instructions(tools: Sequence[PluginTool], role: Role) -> str:
         parts.append(_SEARCH_GUIDE)
     if "memory-write" in names:
         parts.append(_WRITE_GUIDE)
+    if "respond_to_negotiation" in names:
+        parts.append(_NEGOTIATION_GUIDE)
     parts.append(_PIN_GUIDE)
     parts.append(_HINTS_GUIDE)
     listing = "\n".join(f"- {t.name}: {t.spec.title or title_of(t.name)}" for t in tools)

@@ -121,3 +121,31 @@ def respond(
             continue
         return negotiations.describe(negotiations.advance(n.id))
     raise ValidationError("negotiationId", "the negotiation keeps changing under this call: read it again")
+
+
+def respond_as_member(
+    negotiations: Negotiations, member_id: str, negotiation_id: str, payload: dict[str, Any]
+) -> dict[str, Any]:
+    """The member's own MCP server answering its turn (``respond_to_negotiation``): a turn one of
+    the member's agents claimed is answered for that claim; a turn still waiting is claimed for
+    the server (``member:<id>``) and answered in the same call."""
+    view = _member_view(negotiations, member_id)
+    n = negotiations.load(negotiation_id, view)
+    if n.state == "waiting_for_agent" and n["waitingMemberId"] == member_id:
+        agent = f"member:{member_id}"
+        deadline = due_at(negotiations.now(), "claim")
+        props = {
+            "state": "claimed",
+            "claimedBy": agent,
+            "claimedAt": negotiations.now().isoformat(),
+            "claimDeadline": deadline,
+        }
+        timers: dict[str, dict[str, Any]] = {
+            "fallback": {"state": "cancelled"},
+            "claim": {"state": "scheduled", "dueAt": deadline, "version": n.version + 1},
+        }
+        try:
+            n = st.change(negotiations.writer, n, states=frozenset({"waiting_for_agent"}), props=props, timers=timers)
+        except st.Stale:
+            n = negotiations.load(negotiation_id, view)
+    return respond(negotiations, member_id, str(n["claimedBy"] or ""), negotiation_id, payload)

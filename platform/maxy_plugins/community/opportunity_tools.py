@@ -1,0 +1,101 @@
+"""The community plugin's opportunity tools: list, read, send, accept and reject a member's
+opportunities (``maxy.opportunities``). A server pinned to a member sees only the opportunities
+that name it; the account's admin sees all. Each answer carries the call's trace events."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from maxy.community import MemberView, community_writer, trace
+from maxy.opportunities import decide_opportunity, get_opportunity, list_opportunities, send_opportunity
+from maxy.opportunities.records import no_opportunity
+from maxy.opportunities.statuses import STATUSES
+from maxy.plugins import ToolContext, tool, tool_errors
+from pydantic import Field
+
+OpportunityId = Annotated[
+    str, Field(description="The opportunity's id (list_opportunities lists them).", min_length=1, max_length=128)
+]
+Status = Literal[STATUSES]  # type: ignore[valid-type]
+
+
+def _view(ctx: ToolContext) -> MemberView:
+    return MemberView(ctx.caller, ctx.member_id)
+
+
+def _writer(ctx: ToolContext) -> Any:
+    ctx.writer()  # refuses the public role and an unvalidated account
+    assert ctx.account is not None
+    return community_writer(ctx.db, ctx.account, ctx.embedder, ctx.caller, created_by=f"agent:{ctx.plugin or 'mcp'}")
+
+
+def _traced(out: dict[str, Any]) -> dict[str, Any]:
+    return {**out, "trace": trace.collected()}
+
+
+@tool(
+    "list_opportunities",
+    title="List opportunities",
+    description="""\
+The member's opportunities, both those found for them and those naming them as the candidate,
+most recently changed first: status (latent, draft, negotiating, pending, accepted, rejected,
+stalled, expired), score, reasoning, each side's role and, after a negotiation, the agreed roles.
+""",
+    read_only=True,
+)
+@tool_errors
+def list_opportunities_tool(
+    ctx: ToolContext,
+    status: Annotated[Status | None, Field(description="Only opportunities in this status.")] = None,
+    limit: Annotated[int, Field(description="At most this many (1-500).", ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    with trace.collecting():
+        found = list_opportunities(ctx.db, _view(ctx), status, limit)
+        return _traced({"opportunities": found, "count": len(found)})
+
+
+@tool(
+    "get_opportunity", title="Read an opportunity", description="One opportunity the member is part of.", read_only=True
+)
+@tool_errors
+def get_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
+    found = get_opportunity(ctx.db, _view(ctx), opportunityId)
+    if found is None:
+        raise no_opportunity(opportunityId)
+    return found
+
+
+@tool(
+    "send_opportunity",
+    title="Send an opportunity",
+    description="Promote a latent or draft opportunity to pending: the other member is asked to accept it.",
+    destructive=True,
+)
+@tool_errors
+def send_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
+    with trace.collecting():
+        return _traced(send_opportunity(_writer(ctx), _view(ctx), opportunityId))
+
+
+@tool(
+    "accept_opportunity",
+    title="Accept an opportunity",
+    description="Accept a pending opportunity (one of its two members). Accepting it again changes nothing.",
+    destructive=True,
+    idempotent=True,
+)
+@tool_errors
+def accept_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
+    return decide_opportunity(_writer(ctx), _view(ctx), opportunityId, "accept")
+
+
+@tool(
+    "reject_opportunity",
+    title="Reject an opportunity",
+    description="Reject a pending opportunity (one of its two members). Rejecting it again changes nothing.",
+    destructive=True,
+    idempotent=True,
+)
+@tool_errors
+def reject_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
+    return decide_opportunity(_writer(ctx), _view(ctx), opportunityId, "reject")
