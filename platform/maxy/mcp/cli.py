@@ -75,6 +75,18 @@ def _task_role(value: str | None) -> str | None:
     return value
 
 
+def _member(value: str | None) -> str | None:
+    import re
+
+    from ..config import MEMBER_ID_PATTERN
+
+    if value is not None and not re.fullmatch(MEMBER_ID_PATTERN, value):
+        raise typer.BadParameter(
+            f"{value!r} is not a member id: a letter or digit, then letters, digits, '.', '_', '@' or '-'"
+        )
+    return value
+
+
 def _scopes(value: str | None) -> list[str] | None:
     from ..config import SCOPE_VALUES
 
@@ -98,7 +110,7 @@ def mcp_serve(
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
 ) -> None:
     """Serve plugins' tools over stdio in one process, pinned by ACCOUNT_ID, ALLOWED_SCOPES,
-    AGENT_SLUG, SESSION_ID, TASK_ROLE; the active conversation is SESSION_NODE_ID, else the client's session
+    AGENT_SLUG, SESSION_ID, TASK_ROLE, MEMBER_ID; the active conversation is SESSION_NODE_ID, else the client's session
     (CLAUDE_CODE_SESSION_ID), else one minted at start."""
     from ..config import load_settings
     from .active_session import with_active_session
@@ -148,6 +160,9 @@ def mcp_config(
     task_role: str | None = typer.Option(
         None, "--task-role", callback=_task_role, help="The task store's role the server acts as (admin only)."
     ),
+    member_id: str | None = typer.Option(
+        None, "--member", callback=_member, help="The community member the server acts for (admin only)."
+    ),
 ) -> None:
     """Write a ready .mcp.json for Claude Code and other clients: one stdio server, named maxy,
     serving every plugin's tools for the role with the role's pins."""
@@ -163,6 +178,7 @@ def mcp_config(
         serve_all=not plugin or plugin == [ALL],
         per_plugin=per_plugin,
         task_role=task_role,
+        member_id=member_id,
     )
     if str(out) == "-":
         sys.stdout.write(json.dumps(config, indent=2) + "\n")
@@ -211,6 +227,9 @@ def key_create(
     task_role: str | None = typer.Option(
         None, "--task-role", callback=_task_role, help="The task store's role of the key's calls (admin keys only)."
     ),
+    member_id: str | None = typer.Option(
+        None, "--member", callback=_member, help="The community member the key's calls act for (admin keys only)."
+    ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
@@ -227,6 +246,7 @@ def key_create(
             agent_slug=agent,
             scopes=_scopes(scopes),
             task_role=task_role,
+            member_id=member_id,
         )
     except AccountError as err:
         if not account:
@@ -239,6 +259,7 @@ def key_create(
         sys.stderr.write(
             f"key {record.key_id}: role {record.role}, agent {record.agent_slug or '-'}, "
             f"scopes {','.join(record.scopes) if record.scopes else 'all'}, task role {record.task_role or '-'}, "
+            f"member {record.member_id or '-'}, "
             f"account {record.account_id} "
             "(shown once; send it as Authorization: Bearer <key>, or as the x-api-key header)\n"
         )
@@ -259,7 +280,7 @@ def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
         scopes = ",".join(k["scopes"]) if k["scopes"] else "all"
         sys.stdout.write(
             f"{k['keyId']}  {k['role']:6}  agent={k['agentSlug'] or '-'}  scopes={scopes}  "
-            f"taskRole={k['taskRole'] or '-'}  {k['accountId']}\n"
+            f"taskRole={k['taskRole'] or '-'}  member={k['memberId'] or '-'}  {k['accountId']}\n"
         )
 
 

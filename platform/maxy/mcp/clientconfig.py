@@ -11,7 +11,7 @@ One stdio server entry, ``maxy``, that serves every plugin's tools for the role 
 an MCP server and have tools for the role), and ``per_plugin`` writes one entry (one process)
 per plugin, named after its server. The admin entry passes the client's session as
 the active conversation (``maxy.mcp.active_session``) and, when given, the task store's role
-(TASK_ROLE); the public one pins ACCOUNT_ID, ALLOWED_SCOPES and AGENT_SLUG, never a task role. Secrets (NEO4J_PASSWORD) are never written: the server reads
+(TASK_ROLE) and the community member (MEMBER_ID); the public one pins ACCOUNT_ID, ALLOWED_SCOPES and AGENT_SLUG, never a task role or a member. Secrets (NEO4J_PASSWORD) are never written: the server reads
 them from ``MAXY_CONFIG_DIR/.env``. Writing merges into an existing file and replaces the
 entries an earlier run wrote (any entry that runs ``maxy mcp serve``).
 """
@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..accounts import validate_account
-from ..config import TASK_ROLE_VALUES, Settings, config_dir, env_file
+from ..config import MEMBER_ID_PATTERN, TASK_ROLE_VALUES, Settings, config_dir, env_file
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
 from ..graph.allowlist import check_agent_slug
@@ -49,8 +50,33 @@ def maxy_command() -> list[str]:
     return [sys.executable, "-m", "maxy"]
 
 
+def _writer_pins(role: Role, task_role: str | None, member_id: str | None) -> dict[str, str]:
+    """TASK_ROLE and MEMBER_ID, when given: an admin entry's only (public agents never write)."""
+    env: dict[str, str] = {}
+    if task_role is not None:
+        if role == "public":
+            raise ValidationError("taskRole", "the public role cannot carry a task role: public agents never write")
+        if task_role not in TASK_ROLE_VALUES:
+            raise ValidationError(
+                "taskRole", f"{task_role!r} is not a task role: use one of {', '.join(TASK_ROLE_VALUES)}"
+            )
+        env["TASK_ROLE"] = task_role
+    if member_id is not None:
+        if role == "public":
+            raise ValidationError("memberId", "the public role cannot act for a member: public agents never write")
+        if not re.fullmatch(MEMBER_ID_PATTERN, member_id):
+            raise ValidationError("memberId", f"{member_id!r} is not a member id")
+        env["MEMBER_ID"] = member_id
+    return env
+
+
 def _pins(
-    settings: Settings, role: Role, agent_slug: str | None, scopes: Sequence[str] | None, task_role: str | None
+    settings: Settings,
+    role: Role,
+    agent_slug: str | None,
+    scopes: Sequence[str] | None,
+    task_role: str | None,
+    member_id: str | None = None,
 ) -> dict[str, str]:
     account = validate_account(settings.data_root, settings.ACCOUNT_ID)
     env: dict[str, str] = {"MAXY_CONFIG_DIR": str(config_dir().resolve()), "ACCOUNT_ID": account.account_id}
@@ -61,7 +87,9 @@ def _pins(
     if role == "public":
         chosen = list(scopes) if scopes else ["public"]
         # the entry's own pins; this process's TASK_ROLE is not written into it (--task-role is checked below)
-        pinned = settings.model_copy(update={"ALLOWED_SCOPES": chosen, "AGENT_SLUG": agent_slug, "TASK_ROLE": None})
+        pinned = settings.model_copy(
+            update={"ALLOWED_SCOPES": chosen, "AGENT_SLUG": agent_slug, "TASK_ROLE": None, "MEMBER_ID": None}
+        )
         try:
             check_public_pins(pinned)
         except ConfigError as err:
@@ -69,14 +97,7 @@ def _pins(
         env["ALLOWED_SCOPES"] = ",".join(chosen)
     elif scopes:
         env["ALLOWED_SCOPES"] = ",".join(scopes)
-    if task_role is not None:
-        if role == "public":
-            raise ValidationError("taskRole", "the public role cannot carry a task role: public agents never write")
-        if task_role not in TASK_ROLE_VALUES:
-            raise ValidationError(
-                "taskRole", f"{task_role!r} is not a task role: use one of {', '.join(TASK_ROLE_VALUES)}"
-            )
-        env["TASK_ROLE"] = task_role
+    env |= _writer_pins(role, task_role, member_id)
     if os.environ.get("PYTHONPATH"):  # an uninstalled checkout, or plugins importable only from there
         parts = [p for p in os.environ["PYTHONPATH"].split(os.pathsep) if p]
         env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in parts)
@@ -94,10 +115,11 @@ def build_client_config(
     serve_all: bool = False,
     per_plugin: bool = False,
     task_role: str | None = None,
+    member_id: str | None = None,
 ) -> dict[str, Any]:
     """The ``mcpServers`` of ``plugins`` for ``role``. ``serve_all``: ``plugins`` are every installed
     plugin, and the entry serves ``all`` of them (so a plugin installed later is served too)."""
-    env = _pins(settings, role, agent_slug, scopes, task_role)
+    env = _pins(settings, role, agent_slug, scopes, task_role, member_id)
     if role == "admin":
         env["SESSION_NODE_ID"] = CONFIG_REFERENCE
     if not settings.NEO4J_PASSWORD or not _in_env_file("NEO4J_PASSWORD"):
@@ -131,6 +153,7 @@ def build_client_config(
         plugins=[p.name for p in served],
         agent=agent_slug,
         taskRole=task_role,
+        member=member_id,
     )
     return {"mcpServers": servers}
 

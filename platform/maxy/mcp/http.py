@@ -98,7 +98,8 @@ def presented_key(headers: Mapping[str, str]) -> tuple[str | None, KeyRefusal | 
 
 
 def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedder: Any) -> ToolContext:
-    """The ToolContext an API key pins: its account (validated), role, scopes, agent and task role, no session.
+    """The ToolContext an API key pins: its account (validated), role, scopes, agent, task role and
+    member, no session.
     ``/mcp`` and the console both build their callers here, so both see exactly the same view."""
     account = validate_account(settings.data_root, record.account_id)
     pinned = settings.model_copy(
@@ -110,6 +111,7 @@ def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedde
             "SESSION_NODE_ID": None,
             "KNOWLEDGE_KEYWORDS": None,
             "TASK_ROLE": record.task_role,  # the key's, never the serving process's own
+            "MEMBER_ID": record.member_id,  # likewise
         }
     )
     if record.role == "public":  # a key file edited by hand must not widen a public key
@@ -122,6 +124,7 @@ def context_for_key(settings: Settings, record: ApiKey, *, db: Database, embedde
         scopes=record.scopes or "all",
         agent=record.agent_slug,
         taskRole=record.task_role,
+        member=record.member_id,
         keyId=record.key_id,
     )
     return pinned_context(pinned, record.role, account, db=db, embedder=embedder)

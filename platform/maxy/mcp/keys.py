@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import secrets
 import threading
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..accounts import accounts_dir, list_accounts, read_account, validate_account
-from ..config import SCOPE_VALUES, TASK_ROLE_VALUES
+from ..config import MEMBER_ID_PATTERN, SCOPE_VALUES, TASK_ROLE_VALUES
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
 from ..graph.allowlist import check_agent_slug
@@ -44,6 +45,7 @@ class ApiKey:
     created_at: str
     key_hash: str = ""
     task_role: str | None = None  # the task store's role of its calls; None: task tools only read
+    member_id: str | None = None  # the community member its calls act for; None: the account's admin
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +55,7 @@ class ApiKey:
             "agentSlug": self.agent_slug,
             "scopes": list(self.scopes) if self.scopes is not None else None,
             "taskRole": self.task_role,
+            "memberId": self.member_id,
             "createdAt": self.created_at,
         }
 
@@ -129,6 +132,11 @@ def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
     task_role = raw.get("taskRole") or None
     if task_role is not None and (task_role not in TASK_ROLE_VALUES or role == "public"):
         return None  # nor is one with a task role no key can hold
+    member_id = raw.get("memberId") or None
+    if member_id is not None and (
+        not isinstance(member_id, str) or not re.fullmatch(MEMBER_ID_PATTERN, member_id) or role == "public"
+    ):
+        return None  # nor is one bound to a member no key can name
     return ApiKey(
         key_id=raw["keyId"],
         account_id=account_id,
@@ -138,6 +146,7 @@ def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
         created_at=str(raw.get("createdAt", "")),
         key_hash=raw["hash"],
         task_role=task_role,
+        member_id=member_id,
     )
 
 
@@ -149,6 +158,7 @@ def create_api_key(
     agent_slug: str | None = None,
     scopes: Sequence[str] | None = None,
     task_role: str | None = None,
+    member_id: str | None = None,
 ) -> tuple[str, ApiKey]:
     """Create a key; returns (the key, shown only now, its stored record)."""
     if role not in ROLES:
@@ -169,8 +179,15 @@ def create_api_key(
             raise ValidationError("scopes", "a public key cannot read the admin scope: use public or public,shared")
         if task_role is not None:
             raise ValidationError("taskRole", "a public key cannot carry a task role (public agents never write)")
+        if member_id is not None:
+            raise ValidationError("memberId", "a public key cannot act for a member (public agents never write)")
     if task_role is not None and task_role not in TASK_ROLE_VALUES:
         raise ValidationError("taskRole", f"unknown task role {task_role!r}; allowed: {', '.join(TASK_ROLE_VALUES)}")
+    if member_id is not None and not re.fullmatch(MEMBER_ID_PATTERN, member_id):
+        raise ValidationError(
+            "memberId",
+            f"{member_id!r} is not a member id: a letter or digit, then letters, digits, '.', '_', '@' or '-'",
+        )
     key_id = secrets.token_hex(6)
     key = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
     record = ApiKey(
@@ -182,6 +199,7 @@ def create_api_key(
         created_at=datetime.now(UTC).isoformat(),
         key_hash=_hash(key),
         task_role=task_role,
+        member_id=member_id,
     )
     path = _keys_path(data_root, account.account_id)
     with _lock:
@@ -194,6 +212,7 @@ def create_api_key(
                 "agentSlug": record.agent_slug,
                 "scopes": list(record.scopes) if record.scopes is not None else None,
                 "taskRole": record.task_role,
+                "memberId": record.member_id,
                 "createdAt": record.created_at,
             }
         )
@@ -207,6 +226,7 @@ def create_api_key(
         accountId=short(account.account_id),
         agent=agent_slug,
         taskRole=task_role,
+        memberId=member_id,
     )
     return key, record
 

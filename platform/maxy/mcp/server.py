@@ -556,6 +556,11 @@ def check_public_pins(settings: Settings) -> None:
             f"the public role cannot carry a task role (TASK_ROLE={settings.TASK_ROLE}): public agents never write; "
             "unset TASK_ROLE or use the admin role"
         )
+    if settings.MEMBER_ID:
+        raise ConfigError(
+            f"the public role cannot act for a member (MEMBER_ID={settings.MEMBER_ID}): public agents never write; "
+            "unset MEMBER_ID or use the admin role"
+        )
 
 
 def _embedder(settings: Settings) -> Any:
@@ -606,6 +611,7 @@ class EnvContexts:
             agent=self.settings.AGENT_SLUG,
             session=short(self.settings.SESSION_ID) if self.settings.SESSION_ID else None,
             taskRole=self.settings.TASK_ROLE,
+            member=self.settings.MEMBER_ID,
         )
         return self
 

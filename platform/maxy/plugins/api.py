@@ -56,6 +56,10 @@ PINNED_ARGUMENTS = {
     "task_role": "TASK_ROLE",
     "taskRole": "TASK_ROLE",
 }
+# Tool arguments that name a community member: when MEMBER_ID pins one, any other is refused
+# exactly as an unknown member is (maxy.community.view.unknown_member), so no refusal tells
+# a pinned member whether another member exists.
+MEMBER_ARGUMENTS = ("memberId", "member_id")
 
 
 class ToolError(MaxyError):
@@ -163,6 +167,7 @@ class ToolContext:
     session_node_id: str | None = None  # SESSION_NODE_ID: the active Conversation (provenance fallback)
     knowledge_keywords: tuple[str, ...] = ()
     task_role: str | None = None  # TASK_ROLE: what the task store lets this server change; None: reads only
+    member_id: str | None = None  # MEMBER_ID: the community member this server acts for; None: every member
     plugin: str = ""
     _db: Database | None = field(default=None, repr=False)
 
@@ -188,6 +193,7 @@ class ToolContext:
             session_node_id=settings.SESSION_NODE_ID,
             knowledge_keywords=tuple(settings.KNOWLEDGE_KEYWORDS or ()),
             task_role=settings.TASK_ROLE,
+            member_id=settings.MEMBER_ID,
             plugin=plugin,
             _db=db,
         )
@@ -211,10 +217,19 @@ class ToolContext:
             pins["SESSION_ID"] = s.SESSION_ID
         if self.task_role:
             pins["TASK_ROLE"] = self.task_role
+        if self.member_id:
+            pins["MEMBER_ID"] = self.member_id
         return pins
 
     def refuse_widening(self, arguments: dict[str, Any]) -> None:
-        """Refuse any argument that tries to name another account, scope, agent, session or task role."""
+        """Refuse any argument that tries to name another account, scope, agent, session, task role
+        or member."""
+        for arg in MEMBER_ARGUMENTS:
+            value = arguments.get(arg)
+            if self.member_id is not None and value is not None and value != self.member_id:
+                from ..community.view import unknown_member
+
+                raise unknown_member(value)
         pins = self.pinned
         for arg, env in PINNED_ARGUMENTS.items():
             if arg not in arguments or arguments[arg] is None:

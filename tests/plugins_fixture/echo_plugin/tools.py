@@ -44,6 +44,7 @@ def echo_whoami(ctx: ToolContext) -> dict:
         "plugin": ctx.plugin,
         "keywords": list(ctx.knowledge_keywords),
         "taskRole": ctx.task_role,
+        "memberId": ctx.member_id,
     }
 
 
