@@ -1,0 +1,169 @@
+"""The community plugin's intent tools: create, read, update and delete a member's intents, and
+assign one to a network (``maxy.intents``). A server pinned to a member (MEMBER_ID, or a key's
+``--member``) acts for that member only; the account's admin names the member. Each answer
+carries the call's trace events under ``trace``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from maxy.community import MemberView, community_writer, trace
+from maxy.graph.write import GraphWriter
+from maxy.intents import assign_intent_network, create_intents, delete_intent, read_intents, update_intent
+from maxy.intents.pipeline import MAX_CONTENT, MAX_INTENTS
+from maxy.intents.store import MAX_DESCRIPTION, MAX_LIST
+from maxy.plugins import ToolContext, ToolError, tool, tool_errors
+from pydantic import BaseModel, Field
+
+MemberArg = Annotated[
+    str | None,
+    Field(description="The member acting (only for the account's admin; a member's own server acts for it)."),
+]
+IntentId = Annotated[str, Field(description="The intent's id (read_intents lists them).", min_length=1, max_length=128)]
+
+
+class IntentArg(BaseModel):
+    description: str = Field(description="What is sought or offered, one sentence.", max_length=MAX_DESCRIPTION)
+    type: Literal["seeking", "offering"]
+
+
+def member_view(ctx: ToolContext, member_id: str | None = None) -> MemberView:
+    """The reader this server is: the account view narrowed to its pinned member, if any."""
+    ctx.refuse_widening({"memberId": member_id})
+    return MemberView(ctx.caller, ctx.member_id)
+
+
+def member_writer(ctx: ToolContext) -> GraphWriter:
+    """The community's writer inside this server's view (refused on a read-only server)."""
+    ctx.writer()  # refuses the public role and an unvalidated account, as every writing tool does
+    assert ctx.account is not None
+    return community_writer(ctx.db, ctx.account, ctx.embedder, ctx.caller, created_by=f"agent:{ctx.plugin or 'mcp'}")
+
+
+def traced(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``run()``'s answer with the trace events of the call."""
+    with trace.collecting():
+        out = run()
+        return {**out, "trace": trace.collected()}
+
+
+@tool(
+    "create_intent",
+    title="Create intents",
+    description="""\
+Record what a member is seeking or offering. Give `content` (their words: the model reads the
+explicit intents in it) or `intents` ([{description, type: seeking|offering}] as they are). Each
+intent is verified (speech act; felicity: authority, sincerity, clarity; a vague one is made
+specific from the profile and checked again; beliefs and feelings are dropped), reconciled with the
+member's active intents (create, update, expire) and stored. With networkId it is put in that
+network directly; otherwise in each of the member's networks that takes it (by the network's and
+member's prompts). Without a model, intents given as `intents` are stored as written, unverified.
+propose=true checks them and stores nothing.""",
+)
+@tool_errors
+def create_intent_tool(
+    ctx: ToolContext,
+    content: Annotated[str | None, Field(description="The member's own words.", max_length=MAX_CONTENT)] = None,
+    intents: Annotated[list[IntentArg] | None, Field(description="Intents as written.", max_length=MAX_INTENTS)] = None,
+    networkId: Annotated[str | None, Field(description="Put the new intents in this network directly.")] = None,
+    propose: Annotated[bool, Field(description="Verify only; store nothing.")] = False,
+    memberId: MemberArg = None,
+) -> dict[str, Any]:
+    view, w = member_view(ctx, memberId), member_writer(ctx)
+    if content is None and not intents:
+        raise ToolError("content: give the member's words (content) or the intents themselves (intents)")
+    return traced(
+        lambda: create_intents(
+            w,
+            view,
+            ctx.settings,
+            member_id=memberId,
+            content=content,
+            intents=[i.model_dump() for i in intents] if intents else None,
+            network_id=networkId,
+            propose=propose,
+        )
+    )
+
+
+@tool(
+    "read_intents",
+    title="Read intents",
+    description="""\
+A member's intents, most recent first, each with the networks it is in. Your own, or another
+member's as far as you share a network with them (only the intents in those networks).""",
+    read_only=True,
+    idempotent=True,
+)
+@tool_errors
+def read_intents_tool(
+    ctx: ToolContext,
+    ownerMemberId: Annotated[
+        str | None, Field(description="Whose intents (default: your own; the admin: everyone's).")
+    ] = None,
+    status: Annotated[
+        Literal["active", "expired"] | None, Field(description="Default active; null for all.")
+    ] = "active",
+    limit: Annotated[int, Field(ge=1, le=MAX_LIST)] = 50,
+) -> dict[str, Any]:
+    view = MemberView(ctx.caller, ctx.member_id)
+    whose = ownerMemberId or ctx.member_id
+    return {"memberId": whose, "intents": read_intents(ctx.db, view, whose, status=status, limit=limit)}
+
+
+@tool(
+    "update_intent",
+    title="Update an intent",
+    description="""\
+Rewrite one of your active intents: from `content` (the model reads the new intent in it) or a new
+`description` and/or `type`. It is verified again, then updated in place or expired and replaced
+as the reconciler decides (without a model: in place, unverified).""",
+    destructive=True,
+)
+@tool_errors
+def update_intent_tool(
+    ctx: ToolContext,
+    intentId: IntentId,
+    content: Annotated[str | None, Field(max_length=MAX_CONTENT)] = None,
+    description: Annotated[str | None, Field(max_length=MAX_DESCRIPTION)] = None,
+    type: Annotated[Literal["seeking", "offering"] | None, Field()] = None,  # noqa: A002 - the field's name
+) -> dict[str, Any]:
+    view, w = member_view(ctx), member_writer(ctx)
+    return traced(
+        lambda: update_intent(
+            w, view, ctx.settings, intentId, content=content, description=description, intent_type=type
+        )
+    )
+
+
+@tool(
+    "delete_intent",
+    title="Delete an intent",
+    description="Expire one of your intents: it stays on record but is no longer active or found by discovery.",
+    destructive=True,
+    idempotent=True,
+)
+@tool_errors
+def delete_intent_tool(ctx: ToolContext, intentId: IntentId) -> dict[str, Any]:
+    view, w = member_view(ctx), member_writer(ctx)
+    return traced(lambda: delete_intent(w, view, intentId))
+
+
+@tool(
+    "assign_intent_network",
+    title="Put an intent in a network",
+    description="""\
+Put one of your active intents in a network you are in: directly (direct=true, score 1.0), or
+scored against the network's prompt and your prompt for it (0.6 / 0.4 when both exist; assigned
+at 0.7 or more). A network without prompts takes it as it is.""",
+)
+@tool_errors
+def assign_intent_network_tool(
+    ctx: ToolContext,
+    intentId: IntentId,
+    networkId: Annotated[str, Field(min_length=1, max_length=128)],
+    direct: bool = False,
+) -> dict[str, Any]:
+    view, w = member_view(ctx), member_writer(ctx)
+    return traced(lambda: assign_intent_network(w, view, ctx.settings, intentId, networkId, direct=direct))
