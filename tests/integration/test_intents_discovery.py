@@ -426,3 +426,15 @@ def test_kept_candidates_become_opportunities_once(writer, community, keyed, nok
     again = discover_opportunities(writer, view, keyed, query="a React co-founder")
     (second,) = [o["opportunity"] for o in again["opportunities"]]
     assert second["deduplicated"] and second["opportunityId"] == made["opportunityId"]
+
+
+def test_a_failing_model_degrades_each_step_and_says_why(writer, community, keyed, nokey, fake):
+    fake.mode = "wrong-tool"
+    out = create_intents(
+        writer, _view(writer, "bob"), keyed, intents=[{"description": "I offer React mentoring", "type": "offering"}]
+    )
+    assert out["created"][0]["verified"] is False and out["reason"] == "verification: unreadable-answer"
+    fake.mode = "500"
+    found = discover_opportunities(writer, _view(writer, "ada"), keyed, query="a React mentor", persist=False)
+    assert found["degraded"] and "lenses: api-error" in found["reason"] and "evaluation: api-error" in found["reason"]
+    assert all("similarity" in o["reasoning"] for o in found["opportunities"])
