@@ -10,13 +10,42 @@ from maxy.community import MemberView, community_writer, trace
 from maxy.opportunities import decide_opportunity, get_opportunity, list_opportunities, send_opportunity
 from maxy.opportunities.records import no_opportunity
 from maxy.opportunities.statuses import STATUSES
-from maxy.plugins import ToolContext, tool, tool_errors
+from maxy.plugins import ToolContext, ToolOutput, tool, tool_errors
 from pydantic import Field
 
 OpportunityId = Annotated[
     str, Field(description="The opportunity's id (list_opportunities lists them).", min_length=1, max_length=128)
 ]
 Status = Literal[STATUSES]  # type: ignore[valid-type]
+Role = Literal["agent", "patient", "peer"]
+Trace = Field(default=None, description="The call's trace events (graph and agent runs with durations).")
+
+
+class Opportunity(ToolOutput):
+    opportunityId: str
+    sourceMemberId: str = Field(description="The member it was found for.")
+    candidateMemberId: str = Field(description="The member it was found with.")
+    networkId: str = Field(description="The network the two share.")
+    score: float = Field(description="The evaluator's score, 0-100.")
+    reasoning: str
+    sourceRole: Role
+    candidateRole: Role
+    trigger: Literal["ambient", "orchestrator"]
+    status: Status
+    statusAt: str | None = None
+    negotiationId: str | None = Field(default=None, description="Its latest negotiation, once one started.")
+    agreedRoles: dict[str, Role] | None = Field(default=None, description="The roles a negotiation agreed on.")
+
+
+class OpportunityChange(Opportunity):
+    changed: bool = Field(description="False when it already had that status (a repeat changes nothing).")
+    trace: list[dict[str, Any]] | None = Trace
+
+
+class Opportunities(ToolOutput):
+    opportunities: list[Opportunity] = Field(description="Most recently changed first.")
+    count: int
+    trace: list[dict[str, Any]] | None = Trace
 
 
 def _view(ctx: ToolContext) -> MemberView:
@@ -41,7 +70,9 @@ The member's opportunities, both those found for them and those naming them as t
 most recently changed first: status (latent, draft, negotiating, pending, accepted, rejected,
 stalled, expired), score, reasoning, each side's role and, after a negotiation, the agreed roles.
 """,
+    output=Opportunities,
     read_only=True,
+    idempotent=True,
 )
 @tool_errors
 def list_opportunities_tool(
@@ -55,7 +86,12 @@ def list_opportunities_tool(
 
 
 @tool(
-    "get_opportunity", title="Read an opportunity", description="One opportunity the member is part of.", read_only=True
+    "get_opportunity",
+    title="Read an opportunity",
+    description="One opportunity the member is part of.",
+    output=Opportunity,
+    read_only=True,
+    idempotent=True,
 )
 @tool_errors
 def get_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
@@ -69,6 +105,7 @@ def get_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict
     "send_opportunity",
     title="Send an opportunity",
     description="Promote a latent or draft opportunity to pending: the other member is asked to accept it.",
+    output=OpportunityChange,
     destructive=True,
 )
 @tool_errors
@@ -81,6 +118,7 @@ def send_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dic
     "accept_opportunity",
     title="Accept an opportunity",
     description="Accept a pending opportunity (one of its two members). Accepting it again changes nothing.",
+    output=OpportunityChange,
     destructive=True,
     idempotent=True,
 )
@@ -93,6 +131,7 @@ def accept_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> d
     "reject_opportunity",
     title="Reject an opportunity",
     description="Reject a pending opportunity (one of its two members). Rejecting it again changes nothing.",
+    output=OpportunityChange,
     destructive=True,
     idempotent=True,
 )
