@@ -5,6 +5,11 @@ API key's ``memberId`` pins). The member's MemberProfile holds identity (name, b
 narrative and attributes (skills, interests); it is embedded, and beside it a ProfileHyde
 document says what a good match for this person looks like (written by the model, or by a
 template without one), embedded too and regenerated only when the profile's text changes.
+
+The profile also says who takes the member's turns in a negotiation (``negotiationMode``):
+``system`` (the default: the system negotiator, in-process) or ``personal`` (the member's own
+agent polls for its turns; one it leaves waiting 24 hours falls back to the system negotiator).
+It is not part of the profile's text, so changing it re-embeds nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ _HYDE_SYSTEM = (
     "own profile, in the third person, 3 to 5 sentences, without naming anyone. Answer with the "
     "profile text only."
 )
-PROFILE_FIELDS = ("memberId", "name", "bio", "location", "narrative", "skills", "interests")
+PROFILE_FIELDS = ("memberId", "name", "bio", "location", "narrative", "skills", "interests", "negotiationMode")
+NEGOTIATION_MODES = ("system", "personal")
 
 
 def check_member_id(value: object, field: str = "memberId") -> str:
@@ -54,6 +60,15 @@ def profile_node_id(account_id: str, member_id: str) -> str:
 
 def hyde_node_id(account_id: str, member_id: str) -> str:
     return f"profile-hyde-{uuid.uuid5(_NAMESPACE, f'{account_id}/{member_id}/hyde')}"
+
+
+def check_negotiation_mode(value: object, field: str = "negotiationMode") -> str:
+    if value not in NEGOTIATION_MODES:
+        raise ValidationError(
+            field,
+            f"system (the system negotiator takes the turns) or personal (your own agent polls for them), got {value!r}",
+        )
+    return str(value)
 
 
 def _text(value: object, field: str, limit: int, *, required: bool = False) -> str | None:
@@ -150,15 +165,18 @@ def upsert_profile(
     narrative: str | None = None,
     skills: Iterable[str] = (),
     interests: Iterable[str] = (),
+    negotiation_mode: str | None = None,
     model: bool = True,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Create or replace ``member_id``'s profile (the member exists from then on) and its HyDE
     document. ``model=False`` (or no working model) writes the HyDE document from a template;
-    an unchanged profile keeps the document it has. ``writer`` is a community writer
+    an unchanged profile keeps the document it has. ``negotiation_mode`` (system|personal) is
+    kept as stored when None (system for a new member). ``writer`` is a community writer
     (``view.community_writer``)."""
     started = time.monotonic()
     member_id = check_member_id(member_id)
+    mode = None if negotiation_mode is None else check_negotiation_mode(negotiation_mode)
     profile: dict[str, Any] = {
         "memberId": member_id,
         "name": _text(name, "name", MAX_NAME, required=True),
@@ -181,15 +199,20 @@ def upsert_profile(
             hyde_text, generated_by, reason = _hyde(settings or get_settings(), profile, model)
             fresh = True
         stored = {k: (v if v != [] else None) for k, v in profile.items()}
+        if mode is not None:
+            stored["negotiationMode"] = mode
         specs = [NodeSpec([PROFILE], {**stored, "text": text}, node_id=pid)]
         if fresh:
             hyde = {"memberId": member_id, "text": hyde_text, "sourceHash": source_hash, "generatedBy": generated_by}
             specs.append(NodeSpec([PROFILE_HYDE], hyde, node_id=hid, edges=[Edge("HAS_HYDE", pid, "in")]))
         results = writer.write_many(specs)
+    if mode is None:
+        mode = negotiation_mode_of(writer.db, MemberView(writer.caller), member_id)
     log_line(
         "community",
         op="profile",
         member=member_id,
+        mode=mode,
         created=results[0].created,
         hyde=generated_by,
         cached=not fresh,
@@ -197,6 +220,7 @@ def upsert_profile(
     )
     return {
         **profile,
+        "negotiationMode": mode,
         "nodeId": pid,
         "created": results[0].created,
         "embedded": results[0].embedded,
@@ -218,13 +242,28 @@ def list_profiles(db: Database, viewer: MemberView, member_ids: Iterable[str] | 
         ids=ids,
         **guard.params,
     )
-    return [{k: (v if v is not None or k not in ("skills", "interests") else []) for k, v in r.items()} for r in rows]
+    return [
+        {
+            **r,
+            "skills": r["skills"] or [],
+            "interests": r["interests"] or [],
+            "negotiationMode": r["negotiationMode"] or "system",
+        }
+        for r in rows
+    ]
 
 
 def get_profile(db: Database, viewer: MemberView, member_id: str) -> dict[str, Any] | None:
     """``member_id``'s profile, or None when it does not exist or ``viewer`` may not see it."""
     rows = list_profiles(db, viewer, [member_id])
     return rows[0] if rows else None
+
+
+def negotiation_mode_of(db: Database, viewer: MemberView, member_id: str) -> str:
+    """Who takes ``member_id``'s negotiation turns: ``personal`` when the member's profile says
+    their own agent does, else ``system`` (also for a member ``viewer`` cannot see)."""
+    profile = get_profile(db, viewer, member_id)
+    return "personal" if profile is not None and profile["negotiationMode"] == "personal" else "system"
 
 
 def require_member(db: Database, viewer: MemberView, member_id: str, field: str = "memberId") -> str:

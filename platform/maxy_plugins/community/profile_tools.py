@@ -5,7 +5,7 @@ with; the account's admin names any member. Each answer carries the call's trace
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from maxy.community import MemberView, community_writer, get_profile, list_profiles, trace, upsert_profile
 from maxy.community.members import MAX_ATTRIBUTE, MAX_ATTRIBUTES, MAX_NAME, MAX_TEXT
@@ -39,6 +39,9 @@ class Profile(ToolOutput):
     narrative: str | None = None
     skills: list[str] = []
     interests: list[str] = []
+    negotiationMode: str = Field(
+        default="system", description="Who takes the member's negotiation turns: system, or personal (their own agent)."
+    )
 
 
 class ProfileWritten(Profile):
@@ -83,7 +86,13 @@ def _write(ctx: ToolContext, member: str, fields: dict[str, Any]) -> dict[str, A
 
 
 def _fields(
-    name: str, bio: str | None, location: str | None, narrative: str | None, skills: Any, interests: Any
+    name: str,
+    bio: str | None,
+    location: str | None,
+    narrative: str | None,
+    skills: Any,
+    interests: Any,
+    negotiation_mode: str | None,
 ) -> dict[str, Any]:
     return {
         "name": name,
@@ -92,6 +101,7 @@ def _fields(
         "narrative": narrative,
         "skills": skills or (),
         "interests": interests or (),
+        "negotiation_mode": negotiation_mode,
     }
 
 
@@ -101,6 +111,14 @@ Location = Annotated[str | None, Field(description="Where the member is.", max_l
 Narrative = Annotated[
     str | None, Field(description="Their context in their own words: what they do, want, offer.", max_length=MAX_TEXT)
 ]
+NegotiationMode = Annotated[
+    Literal["system", "personal"] | None,
+    Field(
+        description="Who takes the member's turns when a match is negotiated: system (default: the system "
+        "negotiator, at once) or personal (the member's own agent polls for its turns; a turn left 24 hours "
+        "falls back to the system negotiator)."
+    ),
+]
 
 
 @tool(
@@ -109,8 +127,10 @@ Narrative = Annotated[
     description="""\
 Create the member's profile (identity, narrative, skills and interests); the member exists from
 then on. The profile is embedded, and beside it a document describing what a good match for
-this member looks like (by the model, or a template without one) is embedded too. A member
-that already has a profile is refused: use update_user_profile.""",
+this member looks like (by the model, or a template without one) is embedded too.
+negotiationMode says who takes the member's negotiation turns (system by default; personal when
+the member's own agent polls for them). A member that already has a profile is refused: use
+update_user_profile.""",
     output=ProfileWritten,
 )
 @tool_errors
@@ -122,12 +142,13 @@ def create_user_profile(
     narrative: Narrative = None,
     skills: Attributes = None,
     interests: Attributes = None,
+    negotiationMode: NegotiationMode = None,
     memberId: MemberArg = None,
 ) -> dict[str, Any]:
     member = acting_member(ctx, memberId)
     if get_profile(ctx.db, MemberView(ctx.caller), member) is not None:
         raise ToolError(f"memberId: {member!r} already has a profile; update_user_profile changes it")
-    return _write(ctx, member, _fields(name, bio, location, narrative, skills, interests))
+    return _write(ctx, member, _fields(name, bio, location, narrative, skills, interests, negotiationMode or "system"))
 
 
 @tool(
@@ -135,7 +156,8 @@ def create_user_profile(
     title="Update a member's profile",
     description="""\
 Change the member's profile: the fields given replace the stored ones, the others are kept. The
-match document is written again only when the profile's text changed.""",
+match document is written again only when the profile's text changed. negotiationMode switches
+who takes the member's negotiation turns (system, or personal: their own agent polls for them).""",
     output=ProfileWritten,
     destructive=True,
     idempotent=True,
@@ -149,6 +171,7 @@ def update_user_profile(
     narrative: Narrative = None,
     skills: Attributes = None,
     interests: Attributes = None,
+    negotiationMode: NegotiationMode = None,
     memberId: MemberArg = None,
 ) -> dict[str, Any]:
     member = acting_member(ctx, memberId)
@@ -164,7 +187,8 @@ def update_user_profile(
         "interests": interests,
     }
     merged: dict[str, Any] = {k: (v if v is not None else current.get(k)) for k, v in given.items()}
-    return _write(ctx, member, {**merged, "skills": merged["skills"] or (), "interests": merged["interests"] or ()})
+    merged |= {"skills": merged["skills"] or (), "interests": merged["interests"] or ()}
+    return _write(ctx, member, {**merged, "negotiation_mode": negotiationMode})
 
 
 @tool(
