@@ -107,7 +107,10 @@ def test_a_members_server_records_reads_and_discovers_for_that_member_only(
     assert [(o["candidateMemberId"], o["score"], o["band"]) for o in found["opportunities"]] == [
         ("bob", 91, "must-meet")
     ]
-    assert found["opportunities"][0]["opportunity"]["status"] == "latent"
+    # negotiated by default: the fake's unreadable turns leave the conservative rule, which
+    # accepts a must-meet match, so it waits for the members' decision
+    (negotiated,) = found["opportunities"]
+    assert negotiated["opportunity"]["status"] == "pending" and negotiated["negotiation"]["state"] == "completed"
     assert "[discovery] op=discover member=ada" in (tmp_path / "ada.log").read_text()
 
     bob_env = child_env(data_root, ACCOUNT_ID=account.account_id, MEMBER_ID="bob", ANTHROPIC_API_KEY="")

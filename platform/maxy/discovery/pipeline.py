@@ -1,10 +1,12 @@
 """Opportunity discovery as a plain state machine: prep -> scope -> source -> (lenses + HyDE ->
-vector search per lens | the direct path) -> merge -> evaluation -> ranking -> persist.
+vector search per lens | the direct path) -> merge -> evaluation -> ranking -> persist ->
+negotiate (when asked: ``negotiate``).
 
 The scope is the source member's networks (one of them when ``network_id`` names it), and a
 candidate is only ever a member who shares one of them: the searches carry the member guard and
 the scope, so nobody outside a shared network can appear. Each kept candidate is handed to
-``maxy.opportunities.create_opportunity``. One ``[discovery] op=discover`` line per call; the
+``maxy.opportunities.create_opportunity`` (``latent``; ``negotiating`` when each is then
+negotiated between the two members' agents: ``negotiate``). One ``[discovery] op=discover`` line per call; the
 steps are trace events (graphs opportunity and hyde, the agents they ask).
 """
 
@@ -26,6 +28,7 @@ from ..logs import log_line
 from ..opportunities import create_opportunity
 from .evaluation import evaluate
 from .hyde import hyde_documents
+from .negotiate import negotiate_kept
 from .ranking import Candidate, Ranked, merge, rank
 from .search import direct_candidates, search_lens
 
@@ -70,7 +73,7 @@ def _contexts(writer: GraphWriter, view: MemberView, members: list[str]) -> dict
     return {m: {"profile": profiles.get(m), "intents": read_intents(writer.db, view, m, limit=10)} for m in members}
 
 
-def _persist(writer: GraphWriter, ranked: list[Ranked], trigger: str) -> dict[str, dict[str, Any]]:
+def _persist(writer: GraphWriter, ranked: list[Ranked], trigger: str, status: str) -> dict[str, dict[str, Any]]:
     """Each kept candidate handed to the opportunities package (which reports an existing one
     instead of a duplicate)."""
     return {
@@ -84,12 +87,13 @@ def _persist(writer: GraphWriter, ranked: list[Ranked], trigger: str) -> dict[st
             source_role=r.source_role,
             candidate_role=r.evaluation.candidate_role,
             trigger=trigger,
+            status=status,
         )
         for r in ranked
     }
 
 
-def _public(r: Ranked, opportunity: dict[str, Any] | None) -> dict[str, Any]:
+def _public(r: Ranked, persisted: dict[str, Any] | None) -> dict[str, Any]:
     e, c = r.evaluation, r.candidate
     out: dict[str, Any] = {
         "candidateMemberId": c.candidate_member_id,
@@ -102,9 +106,7 @@ def _public(r: Ranked, opportunity: dict[str, Any] | None) -> dict[str, Any]:
         "candidateIntentId": c.candidate_intent_id,
         "explain": r.explain,
     }
-    if opportunity is not None:
-        out["opportunity"] = opportunity
-    return out
+    return out | (persisted or {})
 
 
 def _check(
@@ -116,6 +118,8 @@ def _check(
     target_member_id: str | None,
     limit: int,
     trigger: str,
+    persist: bool,
+    negotiate: bool,
 ) -> str:
     """The member discovering, once every argument is checked."""
     member = view.resolve(member_id)
@@ -130,6 +134,10 @@ def _check(
         raise ValidationError("limit", f"between 1 and {MAX_LIMIT}")
     if trigger not in TRIGGERS:
         raise ValidationError("trigger", f"one of {', '.join(TRIGGERS)}")
+    if negotiate and not persist:
+        raise ValidationError(
+            "negotiate", "a negotiation settles a stored opportunity: persist them, or do not negotiate"
+        )
     if target_member_id is not None:
         require_member(writer.db, view, target_member_id, "targetMemberId")
         if target_member_id == member:
@@ -160,11 +168,14 @@ def discover_opportunities(
     limit: int = 10,
     trigger: str = "ambient",
     persist: bool = True,
+    negotiate: bool = False,
 ) -> dict[str, Any]:
     """Ranked opportunities for the member from a ``query``, one of their intents
-    (``intent_id``), or with one named member (``target_member_id``: the direct path)."""
+    (``intent_id``), or with one named member (``target_member_id``: the direct path).
+    ``negotiate``: each kept one is stored ``negotiating`` and negotiated at once
+    (``maxy.discovery.negotiate``); each answer entry then carries its ``negotiation``."""
     started = time.monotonic()
-    member = _check(writer, view, member_id, query, intent_id, target_member_id, limit, trigger)
+    member = _check(writer, view, member_id, query, intent_id, target_member_id, limit, trigger, persist, negotiate)
     degraded: list[str] = []
     answer: dict[str, Any] = {
         "memberId": member,
@@ -198,16 +209,21 @@ def discover_opportunities(
         if fallback is not None:
             degraded.append(f"evaluation: {fallback.reason}")
         ranked = rank(evaluated, limit)
-        opportunities = _persist(writer, ranked, trigger) if persist else None
+        opportunities = _persist(writer, ranked, trigger, "negotiating" if negotiate else "latent") if persist else None
+        persisted: dict[str, dict[str, Any]] | None = None
+        if opportunities is not None and negotiate:
+            persisted = negotiate_kept(writer, settings, ranked, opportunities, trigger=trigger, query=source["text"])
+        elif opportunities is not None:
+            persisted = {m: {"opportunity": o} for m, o in opportunities.items()}
     answer |= {
         "scope": scope,
         "lenses": lenses,
         "considered": len({c.candidate_member_id for c in merged}),
         "opportunities": [
-            _public(r, None if opportunities is None else opportunities.get(r.candidate.candidate_member_id))
-            for r in ranked
+            _public(r, None if persisted is None else persisted.get(r.candidate.candidate_member_id)) for r in ranked
         ],
         "persisted": opportunities is not None,
+        "negotiated": negotiate,
         "degraded": fallback is not None,
         "reason": "; ".join(degraded) or (None if scope else "no-networks: the member is in no network"),
     }
@@ -222,6 +238,7 @@ def discover_opportunities(
         lenses=len(lenses),
         considered=answer["considered"],
         kept=len(ranked),
+        negotiated=negotiate,
         degraded=answer["degraded"],
         reason=answer["reason"],
         ms=int((time.monotonic() - started) * 1000),
