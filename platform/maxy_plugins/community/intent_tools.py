@@ -9,6 +9,8 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from maxy.community import MemberView, community_writer, trace
+from maxy.discovery import discover_opportunities
+from maxy.errors import ValidationError
 from maxy.graph.write import GraphWriter
 from maxy.intents import assign_intent_network, create_intents, delete_intent, read_intents, update_intent
 from maxy.intents.pipeline import MAX_CONTENT, MAX_INTENTS
@@ -20,6 +22,9 @@ MemberArg = Annotated[
     str | None,
     Field(description="The member acting (only for the account's admin; a member's own server acts for it)."),
 ]
+AUTO_DISCOVER_INTENTS = 3  # fresh intents a create_intent call discovers from, at most
+AUTO_DISCOVER_LIMIT = 5  # matches kept per intent
+
 IntentId = Annotated[str, Field(description="The intent's id (read_intents lists them).", min_length=1, max_length=128)]
 
 
@@ -59,7 +64,13 @@ specific from the profile and checked again; beliefs and feelings are dropped), 
 member's active intents (create, update, expire) and stored. With networkId it is put in that
 network directly; otherwise in each of the member's networks that takes it (by the network's and
 member's prompts). Without a model, intents given as `intents` are stored as written, unverified.
-propose=true checks them and stores nothing.""",
+propose=true checks them and stores nothing.
+
+Each new intent (the first 3) is then matched at once (discover=true, the default): the answer's
+`discovery` lists, per intent, the members worth meeting (up to 5, scored as
+discover_opportunities does), stored as latent opportunities and not negotiated, so it stays
+quick. To have them negotiated, call discover_opportunities with that intentId (its search
+is cached by then). discover=false records only.""",
 )
 @tool_errors
 def create_intent_tool(
@@ -68,13 +79,17 @@ def create_intent_tool(
     intents: Annotated[list[IntentArg] | None, Field(description="Intents as written.", max_length=MAX_INTENTS)] = None,
     networkId: Annotated[str | None, Field(description="Put the new intents in this network directly.")] = None,
     propose: Annotated[bool, Field(description="Verify only; store nothing.")] = False,
+    discover: Annotated[
+        bool, Field(description="Match each new intent at once (latent opportunities, no negotiation).")
+    ] = True,
     memberId: MemberArg = None,
 ) -> dict[str, Any]:
     view, w = member_view(ctx, memberId), member_writer(ctx)
     if content is None and not intents:
         raise ToolError("content: give the member's words (content) or the intents themselves (intents)")
-    return traced(
-        lambda: create_intents(
+
+    def run() -> dict[str, Any]:
+        out = create_intents(
             w,
             view,
             ctx.settings,
@@ -84,7 +99,45 @@ def create_intent_tool(
             network_id=networkId,
             propose=propose,
         )
-    )
+        if discover and not propose:
+            fresh = out.get("created") or []
+            member = view.resolve(memberId)
+            out["discovery"] = [_discover(ctx, view, w, member, i["intentId"]) for i in fresh[:AUTO_DISCOVER_INTENTS]]
+        return out
+
+    return traced(run)
+
+
+def _discover(ctx: ToolContext, view: MemberView, w: GraphWriter, member: str | None, intent_id: str) -> dict[str, Any]:
+    """The quick matches of a fresh intent (create_intent's discovery): stored latent."""
+    try:
+        found = discover_opportunities(
+            w,
+            view,
+            ctx.settings,
+            member_id=member,
+            intent_id=intent_id,
+            limit=AUTO_DISCOVER_LIMIT,
+            trigger="orchestrator" if ctx.session_id else "ambient",
+        )
+    except ValidationError as err:  # the intent is stored; say why it was not matched
+        return {"intentId": intent_id, "opportunities": [], "reason": str(err)}
+    return {
+        "intentId": intent_id,
+        "opportunities": [
+            {
+                "candidateMemberId": o["candidateMemberId"],
+                "score": o["score"],
+                "band": o["band"],
+                "reasoning": o["reasoning"],
+                "opportunityId": o["opportunity"]["opportunityId"],
+                "status": o["opportunity"]["status"],
+            }
+            for o in found["opportunities"]
+        ],
+        "degraded": found["degraded"],
+        "reason": found["reason"],
+    }
 
 
 @tool(
