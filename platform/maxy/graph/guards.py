@@ -8,6 +8,11 @@
 4. related nodes the same filters for nodes reached by expansion, where untagged nodes pass
 5. account       ``n.accountId = $accountId`` (always, for primary and related nodes)
 
+``outside_community`` keeps a community's member-private records (``allowlist.COMMUNITY_LABELS``)
+out of every generic read path (memory-get and its neighbourhood, search's graph expansion and
+exact names, name resolution, forget and the generic writers' look-ups): those records are read
+only through the community's member guard (``maxy.community.view``), never by id elsewhere.
+
 ``deleted_guard`` turns layer 1 around for the admin's trash (soft-deleted nodes, to list and
 restore); only a caller whose view holds the admin scope (``Caller.admin_view``) may use it.
 
@@ -22,6 +27,7 @@ from typing import Any
 
 from ..config import SCOPE_VALUES, Settings
 from ..errors import ValidationError
+from .allowlist import COMMUNITY_LABELS
 
 _VAR_RE = re.compile(r"^[a-z][A-Za-z0-9_]{0,30}$")
 
@@ -138,6 +144,14 @@ def both(first: Guard, second: Guard | None) -> Guard:
     if second is None or second.clause == "true":
         return first
     return Guard(f"{first.clause} AND {second.clause}", {**first.params, **second.params})
+
+
+def outside_community(var: str = "n") -> Guard:
+    """The node is none of a community's records: AND-ed to the account guards on every generic
+    read path, so a node id of a profile, intent, opportunity or negotiation answers there exactly
+    like an absent one, and nothing behind such a node is reached through it."""
+    v = _check_var(var)
+    return Guard("NOT (" + " OR ".join(f"{v}:`{label}`" for label in sorted(COMMUNITY_LABELS)) + ")")
 
 
 def related_guard(caller: Caller, var: str = "related") -> Guard:

@@ -13,14 +13,15 @@ from typing import Any
 
 from ..db import Database
 from .allowlist import RESERVED_PROPERTIES
-from .guards import Caller, node_guard
+from .guards import Caller, both, node_guard, outside_community
 
 
 def read_node(db: Database, caller: Caller, node_id: str, label: str | None = None) -> dict[str, Any] | None:
     """A live node of the caller's account (guarded), with its labels, writable properties
     (``properties``), platform-managed ones (``meta``), scope and agents; ``None`` when the
-    caller cannot read it. ``label`` must come from the allow-list (it is part of the query)."""
-    guard = node_guard(caller, "n")
+    caller cannot read it (a community record too: ``outside_community``). ``label`` must come
+    from the allow-list (it is part of the query)."""
+    guard = both(node_guard(caller, "n"), outside_community("n"))
     label_filter = f"AND n:`{label}`" if label else ""
     rows = db.read(
         f"""
@@ -46,8 +47,8 @@ def read_node(db: Database, caller: Caller, node_id: str, label: str | None = No
 
 
 def readable_node_ids(db: Database, caller: Caller, node_ids: Sequence[str]) -> set[str]:
-    """The ids among ``node_ids`` of nodes the caller can read."""
-    guard = node_guard(caller, "n")
+    """The ids among ``node_ids`` of nodes the caller can read (never a community record)."""
+    guard = both(node_guard(caller, "n"), outside_community("n"))
     rows = db.read(
         f"UNWIND $ids AS id MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause} RETURN collect(n.nodeId) AS found",
         ids=list(node_ids),

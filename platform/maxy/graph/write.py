@@ -31,6 +31,7 @@ from ..embeddings.base import Embedder, EmbeddingError
 from ..errors import GraphWriteError, ValidationError
 from ..logs import log_line, short
 from .allowlist import (
+    COMMUNITY,
     PROVENANCE_GATED_LABELS,
     PROVENANCE_SOURCE_LABELS,
     check_agent_slug,
@@ -41,7 +42,7 @@ from .allowlist import (
     quote,
 )
 from .confine import check_confined, default_visibility, not_writable, resolve_update
-from .guards import Caller, node_guard
+from .guards import Caller, Guard, both, node_guard, outside_community
 from .names import ALIAS_PROPS, NAME_PROPS, node_keys
 from .text import embedding_text
 from .validity import date_text
@@ -324,11 +325,17 @@ class GraphWriter:
                 f"accountId {bad[0]!r} is not this process's validated ACCOUNT_ID; nothing was written",
             )
 
+    def read_guard(self, var: str = "n", *, pending: str | None = None) -> Guard:
+        """The nodes this writer may look up to change or link: the caller's (``node_guard``),
+        and a community's records only for the community's own writer (``outside_community``)."""
+        guard = node_guard(self.caller, var, pending=pending)
+        return guard if self.owner == COMMUNITY else both(guard, outside_community(var))
+
     def _existing_properties(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """Current properties of nodes being updated, so the embedded text is the merged one."""
         if not ids:
             return {}
-        guard = node_guard(self.caller, "n")
+        guard = self.read_guard("n")
         rows = self.db.read(
             f"MATCH (n:{BASE_LABEL}) WHERE n.nodeId IN $ids AND {guard.clause} "
             "RETURN n.nodeId AS id, [k IN keys(n) WHERE k <> 'embedding' | [k, n[k]]] AS props",
@@ -446,7 +453,7 @@ class GraphWriter:
         self._lock_existing(tx, batch)
         self._check_targets(tx, batch, agent)
         pending = next((p.props[PENDING_PROPERTY] for p in batch if PENDING_PROPERTY in p.props), None)
-        guard = node_guard(self.caller, "b", pending=pending)  # a staged node may link to its own write's
+        guard = self.read_guard("b", pending=pending)  # a staged node may link to its own write's
         created: dict[str, bool] = {}
         groups: dict[tuple[str, ...], list[_Prepared]] = {}
         for p in batch:
@@ -558,7 +565,7 @@ class GraphWriter:
         """An existing node is updated only when the caller can read it (one refusal for absent,
         hidden and foreign ids alike); new nodes get the caller's default visibility; scope and
         agents never cross the caller's view."""
-        guard = node_guard(self.caller, "n")
+        guard = self.read_guard("n")
         state = {
             r["id"]: r
             for r in tx.run(

@@ -26,7 +26,7 @@ import neo4j
 from ..errors import GraphWriteError, MaxyError, ValidationError
 from ..graph.allowlist import check_relationship_type, owner_of, quote
 from ..graph.confine import is_confined, not_writable
-from ..graph.guards import both, node_guard
+from ..graph.guards import both
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
 
@@ -86,7 +86,7 @@ def remove_relation(writer: GraphWriter, source: str, rel_type: str, target: str
 
 # -- in the transaction ---------------------------------------------------------------------
 def _forget_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, node_id: str, stamp: str) -> dict[str, Any]:
-    guard = node_guard(writer.caller, "n")
+    guard = writer.read_guard("n")
     record = tx.run(
         f"""
         MATCH (n:Node {{nodeId: $id}}) WHERE {guard.clause}
@@ -125,7 +125,7 @@ def _forget_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, node_id: st
 
 
 def _unlink_in_tx(tx: neo4j.ManagedTransaction, writer: GraphWriter, source: str, rel_type: str, target: str) -> int:
-    a, b = node_guard(writer.caller, "a"), node_guard(writer.caller, "b")
+    a, b = writer.read_guard("a"), writer.read_guard("b")
     visible = {
         r["id"]: r
         for r in tx.run(

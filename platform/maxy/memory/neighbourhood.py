@@ -4,7 +4,8 @@ get`` run.
 Each requested id the caller can read (``node_guard``) comes back whole: labels, scope,
 agents, properties and the platform's timestamps (never the embedding), including its
 ``validFrom`` / ``validUntil``, whether or not it is still true. An id it cannot read is
-listed in ``missing``, the same whether it is absent, forgotten, foreign or hidden.
+listed in ``missing``, the same whether it is absent, forgotten, foreign, hidden or a community
+record (those are read only through the community's tools: ``outside_community``).
 
 Its neighbours are the nodes reached through up to ``hops`` relationships (either
 direction; only ``types`` when given), each by one of its shortest paths. Every node on the
@@ -24,7 +25,7 @@ from typing import Any
 from ..db import Database
 from ..errors import ValidationError
 from ..graph.allowlist import RESERVED_PROPERTIES, check_relationship_type, quote
-from ..graph.guards import Caller, both, node_guard, related_guard
+from ..graph.guards import Caller, both, node_guard, outside_community, related_guard
 from ..graph.validity import to_instant, validity_clause
 from ..logs import log_line, short
 
@@ -118,7 +119,7 @@ def _check_types(types: object) -> list[str]:
 
 # -- the requested nodes --------------------------------------------------------------------
 def _read_nodes(db: Database, caller: Caller, ids: list[str]) -> dict[str, dict[str, Any]]:
-    guard = node_guard(caller, "n")
+    guard = both(node_guard(caller, "n"), outside_community("n"))
     rows = db.read(
         f"""
         UNWIND $ids AS id
@@ -149,8 +150,8 @@ def _read_nodes(db: Database, caller: Caller, ids: list[str]) -> dict[str, dict[
 def _neighbour_query(caller: Caller, hops: int, rel_types: list[str] | None, validity: Any) -> tuple[str, dict]:
     """Every node of the quantified path is bound to ``x`` in turn, so the guard and the
     validity filter hold on each hop (a hidden node prunes the search there)."""
-    guard = node_guard(caller, "n")
-    step = both(related_guard(caller, "x"), validity)
+    guard = both(node_guard(caller, "n"), outside_community("n"))
+    step = both(both(related_guard(caller, "x"), outside_community("x")), validity)
     rel = ":" + "|".join(quote(t) for t in rel_types) if rel_types else ""
     query = f"""
     UNWIND $ids AS id

@@ -32,7 +32,7 @@ import neo4j
 from ..errors import ValidationError
 from ..graph.allowlist import ENTITY_LABELS, check_labels
 from ..graph.confine import not_writable
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, both, node_guard, outside_community
 from ..graph.names import lookup_keys
 from ..graph.nodes import read_node
 from ..graph.validity import now_instant, to_instant, validity_clause
@@ -217,7 +217,7 @@ def _resolve(db: Any, caller: Caller, spec: NodeSpec) -> str | None:
 
 def _match_query(caller: Caller, keys: list[str], entity_labels: list[str]) -> tuple[str, dict[str, Any]]:
     """The query for the live entity in the caller's view that one of ``keys`` names (name first)."""
-    guard = node_guard(caller, "n")
+    guard = both(node_guard(caller, "n"), outside_community("n"))
     current = validity_clause("n")
     query = f"""
         MATCH (n:Node) WHERE (n.nameKey IN $keys OR any(k IN coalesce(n.aliasKeys, []) WHERE k IN $keys))
@@ -298,7 +298,7 @@ def _note_about(db: Any, caller: Caller, spec: NodeSpec) -> None:
     targets = [e.target for e in spec.edges if e.type == "ABOUT" and e.direction == "out"]
     if not targets or spec.properties.get("about") or ENTITY_LABELS.intersection(spec.labels):
         return
-    guard = node_guard(caller, "n")
+    guard = both(node_guard(caller, "n"), outside_community("n"))
     rows = db.read(
         f"UNWIND $ids AS id MATCH (n:Node {{nodeId: id}}) WHERE {guard.clause} AND n.name IS NOT NULL "
         "RETURN n.name AS name",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..db import Database
-from ..graph.guards import Caller, Guard, both, node_guard
+from ..graph.guards import Caller, Guard, both, node_guard, outside_community
 from ..graph.names import name_key
 from .hits import Hit
 
@@ -24,7 +24,7 @@ def exact_hits(db: Database, caller: Caller, labels: Sequence[str] | None, when:
     key = name_key(query)
     if key is None:
         return []
-    guard = both(node_guard(caller, "n"), when)
+    guard = both(both(node_guard(caller, "n"), outside_community("n")), when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
     rows = db.read(
         f"""

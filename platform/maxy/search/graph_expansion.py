@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..db import Database
-from ..graph.guards import Caller, Guard, both, node_guard, related_guard
+from ..graph.guards import Caller, Guard, both, node_guard, outside_community, related_guard
 from .hits import Hit, Related
 
 MAX_RELATED = 20
@@ -33,7 +33,7 @@ def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[H
     missing = [h for h in hits if not h.loaded]
     if not missing:
         return list(hits)
-    guard = node_guard(caller, "n")
+    guard = both(node_guard(caller, "n"), outside_community("n"))
     rows = db.read_packed(
         f"""
         UNWIND $ids AS id
@@ -65,8 +65,8 @@ def expand(
     ``related``) hides neighbours outside the time filters, e.g. superseded facts."""
     if not hits:
         return
-    guard = node_guard(caller, "n")
-    rguard = both(related_guard(caller, "related"), when)
+    guard = both(node_guard(caller, "n"), outside_community("n"))
+    rguard = both(both(related_guard(caller, "related"), outside_community("related")), when)
     rows = db.read_packed(
         f"""
         UNWIND $ids AS id
