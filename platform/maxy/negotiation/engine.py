@@ -28,8 +28,10 @@ from ..db import Database
 from ..embeddings.base import Embedder
 from ..errors import ValidationError
 from ..graph.guards import Caller, node_guard
+from ..graph.write import NodeSpec
 from ..logs import log_line, short
-from ..opportunities.records import get_opportunity, move, no_opportunity
+from ..opportunities.records import LABEL as OPPORTUNITY
+from ..opportunities.records import TRIGGERS, get_opportunity, move, no_opportunity
 from ..opportunities.statuses import OUTCOME_STATUS
 from . import state as st
 from .negotiator import Seat, take_turn
@@ -90,16 +92,35 @@ class Negotiations:
         discovery_query: str | None = None,
     ) -> dict[str, Any]:
         """Open a negotiation on the opportunity (moved to negotiating) and run it as far as it
-        goes without a personal agent; returns the negotiation's view."""
+        goes without a personal agent; returns the negotiation's view.
+
+        Idempotent per opportunity: a repeat while its negotiation is open carries on with that
+        one, and a retry after a crash between the steps (opportunity moved, task made, node not
+        yet written) reuses the task made for it, instead of opening a second one."""
+        if trigger not in TRIGGERS:
+            raise ValidationError("trigger", f"one of {', '.join(TRIGGERS)} (got {trigger!r})")
         opp = get_opportunity(self.db, self.view, opportunity_id)
         if opp is None:
             raise no_opportunity(opportunity_id)
         cap = turn_cap(check_kind(source_kind, "sourceKind"), check_kind(candidate_kind, "candidateKind"))
         if not isinstance(seed, dict):
             raise ValidationError("seed", "an object {score, reasoning, valencyRole}")
-        nid = str(uuid.uuid4())
+        earlier = st.for_opportunity(self.db, self.view, opportunity_id)
+        if earlier and earlier[-1].state != "completed":
+            last = earlier[-1]
+            log_line(
+                "negotiation", op="start", negotiation=short(last.id), opportunity=short(opportunity_id), reused=True
+            )
+            return self.describe(self.advance(last.id))
+        # the n-th negotiation of an opportunity always gets the same id: a retry, or a start racing
+        # this one, finds the task already made for it instead of leaving one behind
+        nid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"maxy:negotiation:{opportunity_id}:{len(earlier)}"))
         source, candidate = opp["sourceMemberId"], opp["candidateMemberId"]
-        move(self.writer, self.view, opportunity_id, "negotiating", fields={"negotiationId": nid}, op="negotiate")
+        moved = move(
+            self.writer, self.view, opportunity_id, "negotiating", fields={"negotiationId": nid}, op="negotiate"
+        )
+        if moved.get("negotiationId") != nid:  # it was stored negotiating already (an orchestrator's discovery)
+            self.writer.write(NodeSpec([OPPORTUNITY], {"negotiationId": nid}, node_id=opportunity_id))
         task_id, attempt_id = self.task.start(nid, opportunity_id, source, candidate)
         started = self._iso()
         props = {

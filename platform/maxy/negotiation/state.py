@@ -170,6 +170,18 @@ def listing(db: Any, view: MemberView, *, waiting_for: str | None = None, limit:
     return [Negotiation(dict(r["p"])) for r in rows]
 
 
+def for_opportunity(db: Any, view: MemberView, opportunity_id: str) -> list[Negotiation]:
+    """The opportunity's negotiations, oldest first (a stalled one may be negotiated again)."""
+    guard = visible_member_clause(view, "n", kind="pair")
+    rows = db.read(
+        f"MATCH (n:{LABEL} {{opportunityId: $id}}) WHERE {guard.clause} "
+        "RETURN properties(n) AS p ORDER BY n.startedAt, n.nodeId",
+        id=opportunity_id,
+        **guard.params,
+    )
+    return [Negotiation(dict(r["p"])) for r in rows]
+
+
 def create(writer: GraphWriter, props: dict[str, Any], timer_props: dict[str, dict[str, Any]]) -> None:
     """The Negotiation and its three timers, in one transaction."""
     nid = props["negotiationId"]

@@ -16,8 +16,9 @@ from typing import Any
 
 from ..accounts import ValidatedAccount
 from ..db import Database
-from ..graph.guards import Caller
+from ..graph.guards import Caller, node_guard
 from ..taskstore import TaskConflict, TaskStore
+from ..taskstore.events import dumps
 from .turns import Outcome
 
 KIND = "negotiation"
@@ -57,19 +58,40 @@ class NegotiationTask:
             pass  # another run made this move: read the task again
         return orchestrator.get(task["taskId"])
 
-    def start(self, negotiation_id: str, opportunity_id: str, source: str, candidate: str) -> tuple[str, str]:
-        """A new task, moved to executing: (taskId, attemptId)."""
-        created = self._stores["orchestrator"].create(
-            _spec(opportunity_id, source, candidate),
-            title=f"Negotiation {negotiation_id[:8]}: {source} and {candidate}",
+    def _existing(self, negotiation_id: str) -> str | None:
+        """The task already made for this negotiation (a start stopped half-way), if any."""
+        store = self._stores["orchestrator"]
+        guard = node_guard(store.caller, "t")
+        rows = store.db.read(
+            f"MATCH (t:Task {{kind: $kind, externalRef: $ref}}) WHERE {guard.clause} "
+            "RETURN t.nodeId AS id ORDER BY t.createdAt LIMIT 1",
             kind=KIND,
-            external_ref={"negotiation": negotiation_id},
+            ref=dumps({"negotiation": negotiation_id}),
+            **guard.params,
         )
-        task = self._stores["orchestrator"].get(created["taskId"])
-        task = self._move(task, "spec_review")
-        self._stores["spec_reviewer"].append_review(task["taskId"], "spec_review", "approved", [], [])
-        task = self._move(task, "execution_ready")
-        task = self._move(task, "executing", runtime=RUNTIME)
+        return rows[0]["id"] if rows else None
+
+    def start(self, negotiation_id: str, opportunity_id: str, source: str, candidate: str) -> tuple[str, str]:
+        """The negotiation's task, moved to executing: (taskId, attemptId). A task already made
+        for the negotiation is taken up where it stopped, so a retried start leaves no orphan."""
+        store = self._stores["orchestrator"]
+        task_id = self._existing(negotiation_id)
+        if task_id is None:
+            task_id = store.create(
+                _spec(opportunity_id, source, candidate),
+                title=f"Negotiation {negotiation_id[:8]}: {source} and {candidate}",
+                kind=KIND,
+                external_ref={"negotiation": negotiation_id},
+            )["taskId"]
+        task = store.get(task_id)
+        if task["phase"] == "spec_draft":
+            task = self._move(task, "spec_review")
+        if task["phase"] == "spec_review":
+            if not any(r["gate"] == "spec_review" and r["verdict"] == "approved" for r in task["reviews"]):
+                self._stores["spec_reviewer"].append_review(task_id, "spec_review", "approved", [], [])
+            task = self._move(store.get(task_id), "execution_ready")
+        if task["phase"] == "execution_ready":
+            task = self._move(task, "executing", runtime=RUNTIME)
         return task["taskId"], str(task["currentAttemptId"])
 
     def progress(self, task_id: str, attempt_id: str, checkpoint: dict[str, Any]) -> None:
