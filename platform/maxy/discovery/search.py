@@ -1,14 +1,18 @@
 """Candidate search inside the scope: the source member's networks that the candidate shares.
 
-Per lens, the vector indexes of its corpus (``profiles``: MemberProfile and ProfileHyde;
-``intents``: active Intents assigned to a scope network) are searched through
-``maxy.search.vector`` with the member guard and the scope AND-ed to the account guards; each
-hit becomes one candidate per scope network its member (or its intent) is in. The direct path
+Per lens, the nodes of its corpus (``profiles``: MemberProfile and ProfileHyde; ``intents``:
+active Intents assigned to a scope network) are searched inside the scope, with the member guard
+and the scope AND-ed to the account guards: exactly (cosine over the scope's own nodes) when the
+scope holds at most ``EXACT_MEMBERS`` members, so members outside it can never crowd a candidate
+out; else through the vector indexes (``maxy.search.vector``) with ``K`` raised by how much larger
+the account is than the scope. Each hit becomes one candidate per scope network its member (or
+its intent) is in. The direct path
 names the candidate: one candidate per shared scope network, its similarity the best of the
 target's profile and visible intents against the source text."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ..community.view import MemberView, active_member, visible_member_clause
@@ -20,7 +24,10 @@ from .ranking import Candidate
 
 CORPUS_LABELS = {"profiles": ("MemberProfile", "ProfileHyde"), "intents": ("Intent",)}
 VIA = {"MemberProfile": "profile", "ProfileHyde": "profile-hyde", "Intent": "intent"}
-K = 50  # hits per lens and index before the scope's filter
+K = 50  # hits per lens
+EXACT_MEMBERS = 2000  # a scope of at most this many members is searched exactly
+MAX_K = 1000  # hits asked of a vector index for a larger scope (before the scope's filter)
+_Hit = tuple[str, list[str], float]  # node id, labels, cosine similarity
 
 
 def _scope_rule(corpus: str, source: str, scope: Sequence[str]) -> Guard:
@@ -61,6 +68,72 @@ def _resolve(db: Database, view: MemberView, ids: list[str], scope: Sequence[str
     return {r["id"]: dict(r) for r in rows}
 
 
+def _scope_members(db: Database, view: MemberView, source: str, scope: Sequence[str]) -> tuple[list[str], int]:
+    """The scope's active members other than the source, and how many profiles the account holds."""
+    mm, p = node_guard(view.caller, "s_mm"), node_guard(view.caller, "s_p")
+    rows = db.read(
+        f"""
+        OPTIONAL MATCH (s_mm:NetworkMembership {{accountId: $g_accountId, status: 'active'}})
+        WHERE s_mm.networkId IN $s_scope AND s_mm.memberId <> $s_source AND {mm.clause}
+        WITH collect(DISTINCT s_mm.memberId) AS members
+        RETURN members, COUNT {{ MATCH (s_p:MemberProfile {{accountId: $g_accountId}}) WHERE {p.clause} }} AS total
+        """,
+        s_scope=list(scope),
+        s_source=source,
+        **{**mm.params, **p.params},
+    )
+    return (list(rows[0]["members"]), int(rows[0]["total"])) if rows else ([], 0)
+
+
+def _exact(
+    db: Database,
+    view: MemberView,
+    corpus: str,
+    members: list[str],
+    scope: Sequence[str],
+    vector: list[float],
+    when: Guard,
+) -> list[_Hit]:
+    """The ``K`` nodes of the corpus inside the scope nearest to ``vector`` (exact cosine)."""
+    guard = both(node_guard(view.caller, "n"), when)
+    if corpus == "intents":
+        nodes = """
+        MATCH (s_net:Network {accountId: $g_accountId}) WHERE s_net.nodeId IN $s_scope
+        MATCH (n:Intent)-[:IN_NETWORK]->(s_net)"""
+    else:
+        nodes = """
+        UNWIND $s_members AS s_member
+        MATCH (s_p:MemberProfile {accountId: $g_accountId, memberId: s_member})
+        CALL (s_p) { WITH s_p AS n RETURN n UNION MATCH (s_p)-[:HAS_HYDE]-(n:ProfileHyde) RETURN n }"""
+    rows = db.read(
+        f"""{nodes}
+        WITH DISTINCT n WHERE n.embedding IS NOT NULL AND {guard.clause}
+        WITH n, vector.similarity.cosine(n.embedding, $s_vec) AS score ORDER BY score DESC LIMIT $s_k
+        RETURN n.nodeId AS id, labels(n) AS labels, score
+        """,
+        s_members=members,
+        s_scope=list(scope),
+        s_vec=vector,
+        s_k=K,
+        **guard.params,
+    )
+    # Neo4j's cosine similarity is (1 + cos) / 2; candidates carry cos itself, like the index path
+    return [(r["id"], list(r["labels"]), max(0.0, 2.0 * float(r["score"]) - 1.0)) for r in rows]
+
+
+def _hits(
+    db: Database, view: MemberView, source: str, scope: Sequence[str], corpus: str, vector: list[float], when: Guard
+) -> list[_Hit]:
+    members, total = _scope_members(db, view, source, scope)
+    if not members:
+        return []
+    if len(members) <= EXACT_MEMBERS:
+        return _exact(db, view, corpus, members, scope, vector, when)
+    k = min(MAX_K, math.ceil(K * max(total, 1) / len(members)))
+    lists = vector_search(db, view.caller, [vector], list(CORPUS_LABELS[corpus]), k, when=when)
+    return [(h.node_id, h.labels, h.vector_score) for h in (lists[0] if lists else [])]
+
+
 def search_lens(
     db: Database,
     view: MemberView,
@@ -71,30 +144,28 @@ def search_lens(
     relevancy: dict[str, float],
 ) -> list[Candidate]:
     """The candidates one lens's document finds in its corpus, inside the scope."""
-    labels = CORPUS_LABELS[lens.corpus]
     visible = visible_member_clause(view, "n", kind="intent" if lens.corpus == "intents" else "member")
     when = both(visible, _scope_rule(lens.corpus, source, scope))
-    lists = vector_search(db, view.caller, [vector], list(labels), K, when=when)
-    hits = lists[0] if lists else []
+    hits = _hits(db, view, source, scope, lens.corpus, vector, when)
     if not hits:
         return []
-    resolved = _resolve(db, view, [h.node_id for h in hits], scope)
+    resolved = _resolve(db, view, [h[0] for h in hits], scope)
     out = []
-    for h in hits:
-        r = resolved.get(h.node_id)
+    for node_id, labels, score in hits:
+        r = resolved.get(node_id)
         if r is None or r["memberId"] is None:
             continue
-        label = next((x for x in h.labels if x in VIA), "MemberProfile")
+        label = next((x for x in labels if x in VIA), "MemberProfile")
         for network in r["networks"]:
             out.append(
                 Candidate(
                     source,
                     r["memberId"],
                     network,
-                    h.vector_score,
+                    score,
                     VIA[label],
                     lens.label,
-                    h.node_id if r["isIntent"] else None,
+                    node_id if r["isIntent"] else None,
                     r["type"] if r["isIntent"] else None,
                     relevancy.get(network, 0.0),
                 )
