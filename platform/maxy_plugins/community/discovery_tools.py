@@ -10,7 +10,8 @@ from maxy.discovery.pipeline import MAX_LIMIT, MAX_QUERY
 from maxy.plugins import ToolContext, tool, tool_errors
 from pydantic import Field
 
-from .intent_tools import MemberArg, member_view, member_writer, traced
+from .acting import member_view, member_writer, traced
+from .intent_tools import MemberArg
 
 
 @tool(

@@ -5,10 +5,9 @@ carries the call's trace events under ``trace``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from maxy.community import MemberView, community_writer, trace
+from maxy.community import MemberView
 from maxy.discovery import discover_opportunities
 from maxy.errors import ValidationError
 from maxy.graph.write import GraphWriter
@@ -17,6 +16,8 @@ from maxy.intents.pipeline import MAX_CONTENT, MAX_INTENTS
 from maxy.intents.store import MAX_DESCRIPTION, MAX_LIST
 from maxy.plugins import ToolContext, ToolError, tool, tool_errors
 from pydantic import BaseModel, Field
+
+from .acting import member_view, member_writer, traced
 
 MemberArg = Annotated[
     str | None,
@@ -31,26 +32,6 @@ IntentId = Annotated[str, Field(description="The intent's id (read_intents lists
 class IntentArg(BaseModel):
     description: str = Field(description="What is sought or offered, one sentence.", max_length=MAX_DESCRIPTION)
     type: Literal["seeking", "offering"]
-
-
-def member_view(ctx: ToolContext, member_id: str | None = None) -> MemberView:
-    """The reader this server is: the account view narrowed to its pinned member, if any."""
-    ctx.refuse_widening({"memberId": member_id})
-    return MemberView(ctx.caller, ctx.member_id)
-
-
-def member_writer(ctx: ToolContext) -> GraphWriter:
-    """The community's writer inside this server's view (refused on a read-only server)."""
-    ctx.writer()  # refuses the public role and an unvalidated account, as every writing tool does
-    assert ctx.account is not None
-    return community_writer(ctx.db, ctx.account, ctx.embedder, ctx.caller, created_by=f"agent:{ctx.plugin or 'mcp'}")
-
-
-def traced(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``run()``'s answer with the trace events of the call."""
-    with trace.collecting():
-        out = run()
-        return {**out, "trace": trace.collected()}
 
 
 @tool(

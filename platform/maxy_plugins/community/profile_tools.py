@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from maxy.community import MemberView, community_writer, get_profile, list_profiles, trace, upsert_profile
+from maxy.community import MemberView, get_profile, list_profiles, trace, upsert_profile
 from maxy.community.members import MAX_ATTRIBUTE, MAX_ATTRIBUTES, MAX_NAME, MAX_TEXT
 from maxy.community.view import unknown_member
-from maxy.graph.write import GraphWriter
 from maxy.plugins import ToolContext, ToolError, ToolOutput, tool, tool_errors
 from pydantic import Field
+
+from .acting import member_writer
 
 MemberArg = Annotated[
     str | None,
@@ -69,13 +70,6 @@ def acting_member(ctx: ToolContext, member_id: str | None) -> str:
     if chosen is None:
         raise ToolError("memberId: name the member (this server acts for the account's admin, not for one member)")
     return chosen
-
-
-def member_writer(ctx: ToolContext) -> GraphWriter:
-    """The community's writer inside this server's view (refused on a read-only server)."""
-    ctx.writer()  # refuses the public role and an unvalidated account, as every writing tool does
-    assert ctx.account is not None
-    return community_writer(ctx.db, ctx.account, ctx.embedder, ctx.caller, created_by=f"agent:{ctx.plugin or 'mcp'}")
 
 
 def _write(ctx: ToolContext, member: str, fields: dict[str, Any]) -> dict[str, Any]:
