@@ -20,10 +20,9 @@ from typing import Any
 from ..community.members import negotiation_mode_of
 from ..community.view import MemberView
 from ..config import Settings
-from ..graph.write import GraphWriter, NodeSpec
+from ..graph.write import GraphWriter
 from ..negotiation import Negotiations
 from ..opportunities import get_opportunity
-from ..opportunities.records import LABEL
 from .ranking import Ranked
 
 NEGOTIABLE = frozenset({"latent", "draft", "negotiating"})
@@ -45,15 +44,6 @@ def seed_of(r: Ranked) -> dict[str, Any]:
 
 def _summary(described: dict[str, Any]) -> dict[str, Any]:
     return {k: described[k] for k in _SUMMARY if described.get(k) is not None}
-
-
-def _link(writer: GraphWriter, opportunity: dict[str, Any], negotiation_id: str) -> dict[str, Any]:
-    """The opportunity naming its negotiation. The engine records ``negotiationId`` when it moves
-    the opportunity to negotiating; one stored negotiating already is not moved, so it is named here."""
-    if opportunity.get("negotiationId") == negotiation_id:
-        return opportunity
-    writer.write(NodeSpec([LABEL], {"negotiationId": negotiation_id}, node_id=opportunity["opportunityId"]))
-    return {**opportunity, "negotiationId": negotiation_id}
 
 
 def negotiate_kept(
@@ -88,8 +78,6 @@ def negotiate_kept(
         else:
             described = None
         now = get_opportunity(writer.db, admin, oid) or opp
-        if described is not None:
-            now = _link(writer, now, described["negotiationId"])
         out[member] = {
             "opportunity": {**now, "deduplicated": bool(opp.get("deduplicated"))},
             "negotiation": None if described is None else _summary(described),
