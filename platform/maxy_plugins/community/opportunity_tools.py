@@ -34,7 +34,9 @@ class Opportunity(ToolOutput):
     status: Status
     statusAt: str | None = None
     negotiationId: str | None = Field(default=None, description="Its latest negotiation, once one started.")
-    agreedRoles: dict[str, Role] | None = Field(default=None, description="The roles a negotiation agreed on.")
+    agreedRoles: list[dict[str, str]] | None = Field(
+        default=None, description="The roles a negotiation agreed on: each member's memberId and role."
+    )
 
 
 class OpportunityChange(Opportunity):
