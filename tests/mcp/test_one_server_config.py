@@ -143,7 +143,15 @@ def test_config_layouts_and_replacing_an_earlier_layout(account, data_root: Path
 
     installed = discover_plugins(None)
     per_plugin = build_client_config(installed, "admin", settings=settings, command=["maxy"], per_plugin=True)
-    assert sorted(per_plugin["mcpServers"]) == ["admin", "community", "memory", "memory-agent", "session", "taskstore", "work"]
+    assert sorted(per_plugin["mcpServers"]) == [
+        "admin",
+        "community",
+        "memory",
+        "memory-agent",
+        "session",
+        "taskstore",
+        "work",
+    ]
     assert per_plugin["mcpServers"]["work"]["args"] == ["mcp", "serve", "work", "--role", "admin"]
     everything = build_client_config(installed, "admin", settings=settings, command=["maxy"], serve_all=True)
     assert everything["mcpServers"]["maxy"]["args"] == ["mcp", "serve", "all", "--role", "admin"]
@@ -169,4 +177,12 @@ def test_config_layouts_and_replacing_an_earlier_layout(account, data_root: Path
 
     # the per-plugin layout from the command line
     config = _generate(data_root, account.account_id, tmp_path / "per.json", "--per-plugin")
-    assert sorted(config["mcpServers"]) == ["admin", "community", "memory", "memory-agent", "session", "taskstore", "work"]
+    assert sorted(config["mcpServers"]) == [
+        "admin",
+        "community",
+        "memory",
+        "memory-agent",
+        "session",
+        "taskstore",
+        "work",
+    ]
