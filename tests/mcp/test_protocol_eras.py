@@ -1,10 +1,12 @@
-"""Every tool of the memory, work, session, admin, taskstore and memory-agent plugins, called by the SDK's client in both
+"""Every tool of the memory, work, session, admin, taskstore, memory-agent and community plugins, called by the SDK's client in both
 protocol eras it speaks (``mode="legacy"``: the 2025-11-25 initialize handshake; ``mode="auto"``:
 ``server/discover``, then the stateless 2026-07-28 revision) over stdio (``maxy mcp serve``) and
 streamable HTTP (``maxy serve``'s app), against the real Neo4j: each answer carries a text block
 and structuredContent that validates against the tool's outputSchema. The task tools are called
 by the role each needs: the main server acts as the orchestrator, and one more server (stdio) or
-key (HTTP) per other task role serves the taskstore plugin beside it."""
+key (HTTP) per other task role serves the taskstore plugin beside it; the community's tools are
+called by the admin naming members, and a negotiation turn by one more server (stdio) or key (HTTP)
+pinned to the member whose turn it is."""
 
 from __future__ import annotations
 
@@ -19,9 +21,13 @@ import anyio
 import httpx2
 import pytest
 from jsonschema import Draft202012Validator
+from maxy.community import community_writer
 from maxy.config import load_settings
+from maxy.graph.guards import Caller
 from maxy.mcp.http import create_app
 from maxy.mcp.keys import create_api_key
+from maxy.negotiation import Negotiations
+from maxy.opportunities import create_opportunity
 from maxy.plugins.discovery import discover_plugins
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -30,7 +36,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
-PLUGINS = ["memory", "work", "session", "admin", "taskstore", "memory-agent"]
+PLUGINS = ["memory", "work", "session", "admin", "taskstore", "memory-agent", "community"]
 TASK_ROLES = ("executor", "spec_reviewer", "quality_reviewer", "approver")  # beside the main server's orchestrator
 SPEC = {
     "goal": "Check every task tool",
@@ -46,6 +52,72 @@ SEARCHES = {"memory-search", "conversation-search", "session-context"}  # text s
 
 
 Call = Callable[..., Awaitable[dict[str, Any]]]
+Seeder = Callable[[], dict[str, str]]
+MEMBER = "bob"  # the member the extra server or key is pinned to
+
+
+def _seeder(db: Any, account: Any, embedder: Any) -> Seeder:
+    """Opportunities the admin's tools move (one to accept, one to reject) and a negotiation
+    waiting for bob's agent, written the way discovery and the system write them."""
+
+    def seed() -> dict[str, str]:
+        writer = community_writer(db, account, embedder, Caller(account.account_id), created_by="test")
+
+        def opportunity(source: str, candidate: str) -> str:
+            return create_opportunity(
+                writer,
+                source_member_id=source,
+                candidate_member_id=candidate,
+                network_id="seeded",
+                score=84,
+                reasoning=f"{source} needs what {candidate} builds",
+                source_role="patient",
+                candidate_role="agent",
+            )["opportunityId"]
+
+        accept, reject, talk = opportunity("ada", MEMBER), opportunity(MEMBER, "ada"), opportunity("cy", MEMBER)
+        negotiations = Negotiations(db, account, load_settings(ANTHROPIC_API_KEY=""), embedder=embedder)
+        seed = {"score": 84, "reasoning": "cy needs a React engineer", "valencyRole": "agent"}
+        started = negotiations.start(talk, seed=seed, candidate_kind="personal")
+        return {"accept": accept, "reject": reject, "negotiation": started["negotiationId"]}
+
+    return seed
+
+
+async def _community_tools(call: Call, seed: Seeder) -> None:
+    """Profiles, networks and intents named by the admin, a discovery, the opportunities' moves,
+    and the member's own server answering its negotiation turn."""
+    profile = {"memberId": "ada", "name": "Ada", "bio": "Founder of a gardening app"}
+    await call("create_user_profile", profile)
+    await call("create_user_profile", {"memberId": MEMBER, "name": "Bob", "bio": "React engineer"})
+    await call("create_user_profile", {"memberId": "cy", "name": "Cy", "bio": "Product designer"})
+    await call("update_user_profile", {"memberId": MEMBER, "name": "Bob", "negotiationMode": "personal"})
+    network = (await call("create_network", {"memberId": "ada", "name": "Builders"}))["networkId"]
+    await call("join_network", {"networkId": network, "memberId": MEMBER})
+    await call("add_network_member", {"networkId": network, "newMemberId": "cy"})
+    await call("leave_network", {"networkId": network, "memberId": "cy"})
+    await call("list_networks", {})
+    await call("read_user_profiles", {})
+    offer = {"description": "I offer React engineering as a co-founder", "type": "offering"}
+    await call("create_intent", {"memberId": MEMBER, "intents": [offer], "discover": False})
+    seek = {"description": "Looking for a React engineer as a co-founder", "type": "seeking"}
+    (intent,) = (await call("create_intent", {"memberId": "ada", "intents": [seek], "discover": False}))["created"]
+    await call("read_intents", {"ownerMemberId": "ada"})
+    await call("assign_intent_network", {"intentId": intent["intentId"], "networkId": network, "direct": True})
+    await call("discover_opportunities", {"memberId": "ada", "intentId": intent["intentId"], "negotiate": False})
+    await call("update_intent", {"intentId": intent["intentId"], "type": "seeking"})
+    await call("delete_intent", {"intentId": intent["intentId"]})
+    seeded = seed()
+    await call("list_opportunities", {"status": "latent"})
+    await call("get_opportunity", {"opportunityId": seeded["accept"]})
+    await call("send_opportunity", {"opportunityId": seeded["accept"]})
+    await call("accept_opportunity", {"opportunityId": seeded["accept"]})
+    await call("send_opportunity", {"opportunityId": seeded["reject"]})
+    await call("reject_opportunity", {"opportunityId": seeded["reject"]})
+    await call("get_negotiation", {"negotiationId": seeded["negotiation"]})
+    await call("list_negotiations", {"status": "waiting_for_agent"}, role="member")
+    turn = {"action": "accept", "reasoning": "cy's app needs this", "ownUser": "agent", "otherUser": "patient"}
+    await call("respond_to_negotiation", {"negotiationId": seeded["negotiation"]} | turn, role="member")
 
 
 async def _task_tools(call: Call, project: str) -> None:
@@ -91,7 +163,7 @@ async def _task_tools(call: Call, project: str) -> None:
     await call("task_events", {"taskId": tid})
 
 
-async def _every_tool(client: Client, doc: Path, tag: str, roles: dict[str, Client]) -> dict[str, Any]:
+async def _every_tool(client: Client, doc: Path, tag: str, roles: dict[str, Client], seed: Seeder) -> dict[str, Any]:
     """Call each tool once with good arguments (a task tool by the ``roles`` client its role needs,
     else by ``client``); returns what the checks need."""
     listed = {t.name: t for t in (await client.list_tools()).tools}
@@ -101,6 +173,8 @@ async def _every_tool(client: Client, doc: Path, tag: str, roles: dict[str, Clie
         result = await (roles[role] if role else client).call_tool(name, args)
         assert not result.is_error, f"{name}: {text(result)}"
         results.append((name, result))
+        if listed[name].output_schema is None:  # a tool that declares no output model answers JSON text
+            return dict(json.loads(text(result)))
         return result.structured_content or {}
 
     task = await call("work-create", {"kind": "contract-check", "title": f"Contract check {tag}", "priority": "high"})
@@ -148,6 +222,7 @@ async def _every_tool(client: Client, doc: Path, tag: str, roles: dict[str, Clie
     await call("session-context", {})
     await call("public-hostname", {})
     await _task_tools(call, project["nodeId"])
+    await _community_tools(call, seed)
     return {
         "version": client.protocol_version,
         "instructions": client.session.instructions,
@@ -163,6 +238,9 @@ def _check(out: dict[str, Any], mode: str) -> None:
     assert {name for name, _ in results} == set(listed), "every tool was called"
     for name, result in results:
         schema = listed[name].output_schema
+        if schema is None:  # no output model declared (the contract test lists these): JSON text only
+            assert result.structured_content is None and json.loads(text(result)), name
+            continue
         errors = sorted(Draft202012Validator(schema).iter_errors(result.structured_content), key=str)
         assert not errors, f"{name}: {errors[0].message}"
         [block] = result.content
@@ -188,7 +266,7 @@ def doc(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("mode", list(ERAS))
-def test_every_tool_over_stdio(mode: str, db, account, data_root: Path, tmp_path: Path, doc: Path) -> None:
+def test_every_tool_over_stdio(mode: str, db, account, embedder, data_root: Path, tmp_path: Path, doc: Path) -> None:
     env = child_env(data_root, ACCOUNT_ID=account.account_id, SESSION_NODE_ID=f"session-{uuid.uuid4().hex[:8]}")
 
     def params(plugins: list[str], role: str) -> StdioServerParameters:
@@ -202,11 +280,19 @@ def test_every_tool_over_stdio(mode: str, db, account, data_root: Path, tmp_path
                 errlog = stack.enter_context((tmp_path / f"{role}.log").open("w"))
                 served = Client(stdio_client(params(["taskstore"], role), errlog=errlog), mode=mode)
                 roles[role] = await stack.enter_async_context(served)
+            member = StdioServerParameters(
+                command=CLI[0],
+                args=[*CLI[1:], "mcp", "serve", "community"],
+                env=dict(env, MEMBER_ID=MEMBER),
+                cwd=str(REPO),
+            )
+            errlog = stack.enter_context((tmp_path / "member.log").open("w"))
+            roles["member"] = await stack.enter_async_context(Client(stdio_client(member, errlog=errlog), mode=mode))
             errlog = stack.enter_context((tmp_path / "server.log").open("w"))
             client = await stack.enter_async_context(
                 Client(stdio_client(params(PLUGINS, "orchestrator"), errlog=errlog), mode=mode)
             )
-            return await _every_tool(client, doc, uuid.uuid4().hex[:8], roles)
+            return await _every_tool(client, doc, uuid.uuid4().hex[:8], roles, _seeder(db, account, embedder))
 
     _check(anyio.run(run), mode)
     for log in tmp_path.glob("*.log"):
@@ -220,11 +306,12 @@ def _http(data_root: Path) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("mode", list(ERAS))
-def test_every_tool_over_http(mode: str, db, account, data_root: Path, doc: Path) -> None:
+def test_every_tool_over_http(mode: str, db, account, embedder, data_root: Path, doc: Path) -> None:
     keys = {
         role: create_api_key(data_root, account.account_id, role="admin", task_role=role)[0]
         for role in ("orchestrator", *TASK_ROLES)
     }
+    keys["member"] = create_api_key(data_root, account.account_id, role="admin", member_id=MEMBER)[0]
     session = {"x-maxy-session-id": f"session-{uuid.uuid4().hex[:8]}"}
 
     async def run(url: str) -> dict[str, Any]:
@@ -237,7 +324,9 @@ def test_every_tool_over_http(mode: str, db, account, data_root: Path, doc: Path
                 )
                 served = Client(streamable_http_client(url, http_client=http), mode=mode)
                 clients[role] = await stack.enter_async_context(served)
-            return await _every_tool(clients.pop("orchestrator"), doc, uuid.uuid4().hex[:8], clients)
+            return await _every_tool(
+                clients.pop("orchestrator"), doc, uuid.uuid4().hex[:8], clients, _seeder(db, account, embedder)
+            )
 
     with _http(data_root) as url:
         _check(anyio.run(run, url), mode)
