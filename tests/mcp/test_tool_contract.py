@@ -90,18 +90,6 @@ HINTS = {
     "list_negotiations": (True, False, True),
     "respond_to_negotiation": (False, True, False),
 }
-# Tools whose inputs are not all described and which declare no output model yet: only their
-# titles and annotations are checked. Take a tool out once it describes its inputs and its output.
-UNDECLARED = frozenset(
-    {
-        "create_intent",
-        "read_intents",
-        "update_intent",
-        "delete_intent",
-        "assign_intent_network",
-        "discover_opportunities",
-    }
-)
 FIELD_TITLE = re.compile(r"[A-Z][a-z]*( ([a-z]+|IDs?))*")
 
 
@@ -136,8 +124,6 @@ def test_every_tool_is_titled_described_and_typed() -> None:
         hints = t.annotations
         assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == HINTS[t.name], t.name
         assert hints.open_world_hint is False
-        if t.name in UNDECLARED:
-            continue
         for name, prop in t.input_schema.get("properties", {}).items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
             assert FIELD_TITLE.fullmatch(prop.get("title", "")), f"{t.name}.{name}: title {prop.get('title')!r}"

@@ -3,15 +3,78 @@ intents, or with a named member (``maxy.discovery``). Each answer carries its tr
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from maxy.discovery import discover_opportunities
 from maxy.discovery.pipeline import MAX_LIMIT, MAX_QUERY
-from maxy.plugins import ToolContext, tool, tool_errors
+from maxy.plugins import ToolContext, ToolOutput, tool, tool_errors
 from pydantic import Field
 
 from .acting import member_view, member_writer, traced
 from .intent_tools import MemberArg
+from .negotiation_tools import Kind, Outcome
+from .opportunity_tools import Opportunity, Role, Trace
+
+
+class Lens(ToolOutput):
+    label: str = Field(description="The kind of counterpart looked for.")
+    corpus: Literal["profiles", "intents"] = Field(description="What the lens searches.")
+    cached: bool = Field(description="True when its hypothetical match was already in the graph.")
+
+
+class Explain(ToolOutput):
+    similarity: float = Field(description="The best cosine similarity behind the match.")
+    via: str = Field(description="profile, profile-hyde, intent or direct: what matched.")
+    lens: str | None = Field(default=None, description="The lens that found it.")
+    relevancy: float = Field(description="How relevant the source intent is to the network (0-1).")
+
+
+class FoundOpportunity(Opportunity):
+    deduplicated: bool = Field(description="True when it was there already (reported, not made again).")
+
+
+class NegotiationSummary(ToolOutput):
+    negotiationId: str
+    state: Literal["working", "waiting_for_agent", "claimed", "finalizing", "completed"] = Field(
+        description="completed, or waiting_for_agent (a personal agent's turn) with waitingMemberId."
+    )
+    sourceKind: Kind
+    candidateKind: Kind
+    turnCount: int
+    waitingMemberId: str | None = Field(default=None, description="Whose agent's turn it is, while parked.")
+    outcome: Outcome | None = Field(default=None, description="Once it is over.")
+
+
+class Found(ToolOutput):
+    candidateMemberId: str
+    networkId: str = Field(description="The network the two share.")
+    score: float = Field(description="The evaluator's score, 0-100 (the similarity when degraded).")
+    band: Literal["must-meet", "should-meet"]
+    reasoning: str
+    sourceRole: Role = Field(description="Your member's role.")
+    candidateRole: Role = Field(description="agent: they can do something for you; patient: they need you; peer.")
+    candidateIntentId: str | None = Field(default=None, description="The candidate's intent that matched, if one did.")
+    explain: Explain
+    opportunity: FoundOpportunity | None = Field(default=None, description="The stored opportunity.")
+    negotiation: NegotiationSummary | None = Field(
+        default=None, description="With negotiate: its negotiation (null when the opportunity was already settled)."
+    )
+
+
+class Discovery(ToolOutput):
+    memberId: str = Field(description="The member discovering.")
+    path: Literal["query", "intent", "direct"]
+    intentId: str | None = Field(default=None, description="The source intent, on the intent path.")
+    scope: list[str] = Field(description="The member's networks searched (candidates share one of them).")
+    lenses: list[Lens]
+    lensesCached: bool | None = Field(default=None, description="True when the lenses came from the graph.")
+    considered: int = Field(description="Members evaluated.")
+    opportunities: list[Found] = Field(description="Best first.")
+    persisted: bool
+    negotiated: bool
+    degraded: bool = Field(description="True when the evaluator fell back to the similarity.")
+    reason: str | None = Field(description="Which steps fell back and why, or why nothing was searched.")
+    trace: list[dict[str, Any]] | None = Trace
 
 
 @tool(
@@ -35,6 +98,7 @@ after it: pending (both sides agreed: the member can accept it), rejected, stall
 negotiating while a personal agent's turn waits. negotiate=false only lists and stores the
 matches as latent (cheaper; send_opportunity or a later discovery with negotiate=true moves them
 on).""",
+    output=Discovery,
 )
 @tool_errors
 def discover_opportunities_tool(
@@ -43,7 +107,9 @@ def discover_opportunities_tool(
     intentId: Annotated[str | None, Field(description="One of your active intents.", max_length=128)] = None,
     targetMemberId: Annotated[str | None, Field(description="A member to consider directly.", max_length=128)] = None,
     networkId: Annotated[str | None, Field(description="Only this one of your networks.", max_length=128)] = None,
-    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10,
+    limit: Annotated[
+        int, Field(description=f"At most this many opportunities (1-{MAX_LIMIT}).", ge=1, le=MAX_LIMIT)
+    ] = 10,
     negotiate: Annotated[
         bool,
         Field(
