@@ -18,7 +18,7 @@ from typing import Any
 
 from .db import Database
 from .errors import ValidationError
-from .graph.guards import Caller, node_guard
+from .graph.guards import Caller, generic_guard
 from .graph.paging import check_page, plain
 
 OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
@@ -32,7 +32,7 @@ KIND_RE = re.compile(r"^[a-z0-9][a-z0-9._:-]{0,63}$")  # a task's kind: a lower-
 def open_tasks(db: Database, caller: Caller, *, cap: int) -> tuple[int, list[dict[str, Any]]]:
     """(how many open tasks the caller can read, the first ``cap`` of them): by priority, then
     newest first; each with taskId, title, kind, status, priority (1-5), lastStep, startedAt."""
-    g = node_guard(caller, "t")
+    g = generic_guard(caller, "t")
     rows = db.read(
         f"""
         MATCH (t:Task) WHERE {g.clause} AND coalesce(t.status, 'pending') IN $open
@@ -71,7 +71,7 @@ def list_tasks(
     if kind is not None and (not isinstance(kind, str) or not KIND_RE.match(kind)):
         raise ValidationError("kind", f"a lower-case slug such as cloudflare-tunnel-login (got {kind!r}), or omit it")
     offset, limit = check_page(offset, limit)
-    g = node_guard(caller, "t")
+    g = generic_guard(caller, "t")
     rows = db.read(
         f"""
         MATCH (t:Task) WHERE {g.clause} AND ($kind IS NULL OR t.kind = $kind)

@@ -89,7 +89,7 @@ def _script(fake: FakeAnthropic, actions: list[str]) -> None:
 
 
 def _task(db, account, task_id: str) -> dict[str, Any]:
-    return TaskStore(db, Caller(account.account_id), account, None).get(task_id)
+    return TaskStore(db, Caller(account.account_id), account, None, community=True).get(task_id)
 
 
 def _messages(db, account, session_id: str) -> list[dict[str, Any]]:

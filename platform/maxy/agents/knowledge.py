@@ -29,7 +29,7 @@ from ..db import Database
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
 from ..graph.allowlist import SEARCHABLE_LABELS, bookkeeping_properties
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard
 from ..llm import HAIKU, LLMUnavailable, complete
 from ..logs import log_line, short
 from ..search.graph_expansion import properties_of, visible
@@ -143,7 +143,7 @@ def gather(db: Database, account_id: str, config: AgentConfig, limit: int = DEFA
     scopes = list(config.allowed_scopes)
     tagged_view = Caller(account_id, config.allowed_scopes, config.slug)
     wide_view = Caller(account_id, config.allowed_scopes, None)  # the subscriptions' reach: the scope
-    guard = node_guard(tagged_view, "n")
+    guard = generic_guard(tagged_view, "n")
     rows = db.read(
         f"""
         MATCH (n:Node) WHERE {guard.clause} AND {_KNOWLEDGE_NODE}
@@ -190,7 +190,7 @@ def _filter_params(scopes: list[str]) -> dict[str, Any]:
 def _load(db: Database, view: Caller, scopes: list[str], via: dict[str, str]) -> list[KnowledgeItem]:
     if not via:
         return []
-    guard = node_guard(view, "n")
+    guard = generic_guard(view, "n")
     rows = db.read(
         f"""
         UNWIND $ids AS id

@@ -22,7 +22,9 @@ window now holds it.
 - The same ``message_id`` again updates that turn in place (content, role, speaker, timestamp
   when given), keeping its ``seq`` and its NEXT edges.
 - Ids derive from ``confine.id_root``, and a session's turns are the ones written in the
-  writer's own view, so a pinned view keeps its own chain and Conversation.
+  writer's own view, so a pinned view keeps its own chain and Conversation. A community writer's
+  turns (a negotiation's) are community records with ids of their own: a generic append to the
+  same session id starts a separate chain, and neither side reads the other's turns (``_side``).
 
 Appends to one session are serialised within a process; across processes two appends at the
 same instant may share a ``seq`` (ties then fall back to write time).
@@ -39,8 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ValidationError
+from ..graph.allowlist import COMMUNITY_RECORD
 from ..graph.confine import default_visibility, id_root, record_scope
-from ..graph.guards import Guard, node_guard
+from ..graph.guards import Guard
 from ..graph.validity import now_instant, to_instant
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
@@ -109,11 +112,25 @@ def _role(value: object) -> str:
 
 # ---------------------------------------------------------------------------------------
 # reads: the session's turns in the writer's own view
+def _id_root(writer: GraphWriter) -> str:
+    """The root of the ids of the turns and the Conversation this writer makes: a community
+    writer's (a negotiation's) never meet the memory's, so neither takes over the other's."""
+    root = id_root(writer.caller)
+    return f"{root}\x1fcommunity" if writer.community else root
+
+
+def _side(writer: GraphWriter, var: str) -> Guard:
+    """The guards, and the writer's side of a session: a community writer reads only its own
+    records (``COMMUNITY_RECORD``), any other writer never one (``read_guard``)."""
+    guard = writer.read_guard(var)
+    return Guard(f"{guard.clause} AND {var}:{COMMUNITY_RECORD}", guard.params) if writer.community else guard
+
+
 def _own_view(writer: GraphWriter, var: str) -> Guard:
     """The guards plus the visibility this writer gives the turns it creates: the session's
     turns are the ones written in this view, not those of a wider or narrower one."""
     scope, agents = default_visibility(writer.caller, None, None)
-    guard = node_guard(writer.caller, var)
+    guard = _side(writer, var)
     parts = [guard.clause, f"{var}.scope IS NULL" if scope is None else f"{var}.scope = $v_scope"]
     parts.append(f"{var}.agents IS NULL" if agents is None else f"{var}.agents = $v_agents")
     return Guard(" AND ".join(parts), {**guard.params, "v_scope": scope, "v_agents": agents})
@@ -122,9 +139,9 @@ def _own_view(writer: GraphWriter, var: str) -> Guard:
 def _conversation_of(writer: GraphWriter, session_id: str) -> str | None:
     """The session's Conversation in the writer's view: one with a derived id first (this
     module's and compaction's, or an import's), else the oldest with that sessionId."""
-    root = id_root(writer.caller)
+    root = _id_root(writer)
     derived = [conversation_node_id(root, session_id), imported_conversation_id(root, session_id)]
-    guard = node_guard(writer.caller, "c")
+    guard = _side(writer, "c")
     rows = writer.db.read(
         f"""
         MATCH (c:Node) WHERE c.sessionId = $sid AND {CONVERSATION_LABELS} AND {guard.clause}
@@ -248,7 +265,7 @@ def append_turn(
     who = _name(speaker, "speaker", MAX_SPEAKER) if speaker is not None else None
     at = to_instant(timestamp, "timestamp") if timestamp is not None else None
     mid = _name(message_id, "messageId", MAX_MESSAGE_ID) if message_id is not None else uuid.uuid4().hex
-    root = id_root(writer.caller)
+    root = _id_root(writer)
     node_id = message_node_id(root, sid, mid)
     with _session_lock(root, sid):
         out, updated, new_conversation = _append_locked(writer, sid, node_id, mid, role, text, who, at)
@@ -290,7 +307,7 @@ def _append_locked(
     specs: list[NodeSpec] = []
     new_conversation = conversation is None and state.others > 0  # the session's second turn
     if new_conversation:
-        conversation = conversation_node_id(id_root(writer.caller), sid)
+        conversation = conversation_node_id(_id_root(writer), sid)
         first = min(t for t in (state.first_at, at) if t)
         specs.append(
             NodeSpec(

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..db import Database
 from ..graph.confine import id_root, record_scope
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard
 from ..graph.write import GraphWriter, NodeSpec
 
 
@@ -60,7 +60,7 @@ def briefing_properties(
 def latest_briefing(db: Database, caller: Caller, key: str | None) -> dict[str, Any] | None:
     """The briefing to carry over: the conversation ``key`` names (sessionId or nodeId) when it
     has one, else the most recently compacted one; ``briefing`` decoded to a dict."""
-    g = node_guard(caller, "c")
+    g = generic_guard(caller, "c")
     rows = db.read(
         f"""
         MATCH (c:Node) WHERE (c:Conversation OR c:AdminConversation) AND {g.clause} AND c.briefing IS NOT NULL

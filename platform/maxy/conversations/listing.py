@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..db import Database
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard
 from ..graph.paging import check_page, plain
 from .store import check_session_id
 
@@ -22,7 +22,7 @@ _ORDER = "coalesce(m.timestamp, ''), coalesce(m.seq, m.position, -1), m.createdA
 def _session_messages(caller: Caller, sid: str) -> tuple[str, dict[str, Any]]:
     """A UNION returning ``m``, each Message of the session whose id is the expression ``sid``
     (``$sid``, or ``c.sessionId`` of a conversation ``c``) once."""
-    gm, gk = node_guard(caller, "m"), node_guard(caller, "k")
+    gm, gk = generic_guard(caller, "m"), generic_guard(caller, "k")
     query = f"""
         MATCH (m:Message) WHERE m.sessionId = {sid} AND {gm.clause}
         RETURN m
@@ -42,7 +42,7 @@ def list_conversations(
     sessionId, nodeId, title, admin (an admin agent's conversation), scope, agents, startedAt,
     createdAt, messageCount, firstMessageAt, lastMessageAt (of the messages the caller can read)."""
     offset, limit = check_page(offset, limit)
-    gc = node_guard(caller, "c")
+    gc = generic_guard(caller, "c")
     messages, params = _session_messages(caller, "c.sessionId")
     rows = db.read(
         f"""

@@ -17,7 +17,7 @@ from typing import Any
 from ..db import Database
 from ..embeddings.base import Embedder
 from ..errors import ValidationError
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard
 from ..logs import log_line, short
 from .store import CONVERSATION_LABELS, check_session_id
 
@@ -112,7 +112,7 @@ def _fill_sessions(db: Database, caller: Caller, rows: list[dict[str, Any]]) -> 
     missing = [r["nodeId"] for r in rows if not r.get("sessionId")]
     if not missing:
         return
-    guard = node_guard(caller, "c")
+    guard = generic_guard(caller, "c")
     found = db.read(
         f"""
         UNWIND $ids AS id

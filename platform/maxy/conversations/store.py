@@ -11,7 +11,7 @@ from typing import Any
 
 from ..db import Database
 from ..errors import ValidationError
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard
 
 MAX_SESSION_ID = 256
 # The WHERE condition that makes ``c`` a conversation (either label).
@@ -33,7 +33,7 @@ def find_conversation(db: Database, caller: Caller, key: str | None) -> dict[str
     """
     if not key:
         return None
-    guard = node_guard(caller, "c")
+    guard = generic_guard(caller, "c")
     rows = db.read(
         f"""
         MATCH (c:Node) WHERE (c.sessionId = $key OR c.nodeId = $key) AND {CONVERSATION_LABELS} AND {guard.clause}

@@ -63,9 +63,13 @@ SEARCHABLE_LABELS: tuple[str, ...] = (
 # so none is searchable: a memory search never returns one, and only the community writes them.
 COMMUNITY = "community"
 COMMUNITY_EMBEDDED_LABELS: tuple[str, ...] = ("MemberProfile", "ProfileHyde", "Intent", "HydeDocument")
+# The marker of an ordinary node a community writer creates (a negotiation's Conversation and turn
+# Messages, its task-store Task and the task's records): private to the negotiation's two members.
+COMMUNITY_RECORD = "CommunityRecord"
 COMMUNITY_LABELS: frozenset[str] = frozenset(
     {
         *COMMUNITY_EMBEDDED_LABELS,
+        COMMUNITY_RECORD,
         "Network",
         "NetworkMembership",
         "HydeLens",

@@ -9,9 +9,12 @@
 5. account       ``n.accountId = $accountId`` (always, for primary and related nodes)
 
 ``outside_community`` keeps a community's member-private records (``allowlist.COMMUNITY_LABELS``)
-out of every generic read path (memory-get and its neighbourhood, search's graph expansion and
-exact names, name resolution, forget and the generic writers' look-ups): those records are read
-only through the community's member guard (``maxy.community.view``), never by id elsewhere.
+out of every generic read path (memory-get and its neighbourhood, search's candidates, graph
+expansion and exact names, name resolution, conversations, tasks, provenance, forget and the
+generic writers' look-ups): those records are read only through the community's member guard
+(``maxy.community.view``), never by id elsewhere. The ordinary nodes a community writer creates (a
+negotiation's Conversation, turn Messages and task-store records) carry ``CommunityRecord``, so
+the same clause hides them; ``generic_guard`` is ``node_guard`` with it.
 
 ``deleted_guard`` turns layer 1 around for the admin's trash (soft-deleted nodes, to list and
 restore); only a caller whose view holds the admin scope (``Caller.admin_view``) may use it.
@@ -152,6 +155,11 @@ def outside_community(var: str = "n") -> Guard:
     like an absent one, and nothing behind such a node is reached through it."""
     v = _check_var(var)
     return Guard("NOT (" + " OR ".join(f"{v}:`{label}`" for label in sorted(COMMUNITY_LABELS)) + ")")
+
+
+def generic_guard(caller: Caller, var: str = "n", *, pending: str | None = None) -> Guard:
+    """``node_guard`` and ``outside_community``: the guard of a node on a generic read path."""
+    return both(node_guard(caller, var, pending=pending), outside_community(var))
 
 
 def related_guard(caller: Caller, var: str = "related") -> Guard:

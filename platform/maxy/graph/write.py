@@ -32,6 +32,8 @@ from ..errors import GraphWriteError, ValidationError
 from ..logs import log_line, short
 from .allowlist import (
     COMMUNITY,
+    COMMUNITY_LABELS,
+    COMMUNITY_RECORD,
     PROVENANCE_GATED_LABELS,
     PROVENANCE_SOURCE_LABELS,
     check_agent_slug,
@@ -179,6 +181,7 @@ class GraphWriter:
         created_by: str = "admin",
         batch_size: int = 256,
         owner: str | None = None,
+        community: bool = False,
     ):
         if not isinstance(account, ValidatedAccount):
             raise TypeError("GraphWriter needs a ValidatedAccount from maxy.accounts.validate_*")
@@ -191,6 +194,9 @@ class GraphWriter:
         self.created_by = created_by
         self.batch_size = batch_size
         self.owner = owner  # the domain writer it is (allowlist.owner_of), if any
+        # acting for the community (its own writer, or the task store keeping a negotiation's task):
+        # it reads the community's records, and every ordinary node it creates is one (COMMUNITY_RECORD)
+        self.community = community or owner == COMMUNITY
         self._dims_checked = False
 
     # -- public API --------------------------------------------------------------------
@@ -327,9 +333,9 @@ class GraphWriter:
 
     def read_guard(self, var: str = "n", *, pending: str | None = None) -> Guard:
         """The nodes this writer may look up to change or link: the caller's (``node_guard``),
-        and a community's records only for the community's own writer (``outside_community``)."""
+        and a community's records only for a writer acting for the community (``outside_community``)."""
         guard = node_guard(self.caller, var, pending=pending)
-        return guard if self.owner == COMMUNITY else both(guard, outside_community(var))
+        return guard if self.community else both(guard, outside_community(var))
 
     def _existing_properties(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """Current properties of nodes being updated, so the embedded text is the merged one."""
@@ -373,6 +379,8 @@ class GraphWriter:
                 f"{at}labels",
                 f"these nodes are written only by the {owner}, through its own tools; nothing was written",
             )
+        if self.community and node_id not in existing and not COMMUNITY_LABELS.intersection(labels):
+            labels = (*labels, COMMUNITY_RECORD)  # created for the community: private to it
         if node_id not in existing or any(p in props for p in (*NAME_PROPS, *ALIAS_PROPS)):
             name_key, alias_keys = node_keys(labels, merged)
             props["nameKey"], props["aliasKeys"] = name_key, alias_keys or None

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
 from ..plugins.api import ToolContext
@@ -70,7 +70,7 @@ def _input_json(arguments: dict[str, Any]) -> str:
 
 def find_conversation(ctx: ToolContext) -> tuple[str, str] | None:
     """(nodeId, the id it was found by) of the active Conversation in this account, if any."""
-    guard = node_guard(Caller(ctx.caller.account_id), "c")  # account + soft delete: the audit sees every scope
+    guard = generic_guard(Caller(ctx.caller.account_id), "c")  # account + soft delete: the audit sees every scope
     for session in (ctx.session_node_id, ctx.session_id):
         if not session:
             continue

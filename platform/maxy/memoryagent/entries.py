@@ -25,7 +25,7 @@ from ..conversations.store import check_session_id, find_conversation
 from ..db import Database
 from ..errors import ValidationError
 from ..graph.confine import id_root, record_scope
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
 from .spaces import ENTRY_LABEL, check_memory, derived_id, space_lock, space_node_id, space_spec
@@ -132,7 +132,7 @@ def _space_state(writer: GraphWriter, memory: str, node_id: str, session_id: str
 
 
 def _message_in_view(writer: GraphWriter, node_id: str) -> bool:
-    guard = node_guard(writer.caller, "m")
+    guard = generic_guard(writer.caller, "m")
     rows = writer.db.read(
         f"MATCH (m:Message:Node {{nodeId: $id}}) WHERE {guard.clause} RETURN count(m) AS n", id=node_id, **guard.params
     )

@@ -9,6 +9,10 @@ Every step reads the negotiation, decides from what is stored, and writes by com
 so any process (the server, ``maxy negotiations sweep``, a restarted one) can continue any
 negotiation: a turn is recorded once, its message appended once (by its turn number), the
 outcome decided once, and the opportunity and the task updated once.
+
+The conversation's messages and the task are written by the community (its writer, a community
+task store), so they carry ``CommunityRecord``: no generic read (memory, search, conversations,
+tasks, provenance) reaches them; ``get_negotiation`` shows the turns to the two members only.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ..conversations.append import append_turn
 from ..db import Database
 from ..embeddings.base import Embedder
 from ..errors import ValidationError
+from ..graph.allowlist import COMMUNITY_RECORD
 from ..graph.guards import Caller, node_guard
 from ..graph.write import NodeSpec
 from ..logs import log_line, short
@@ -265,7 +270,8 @@ class Negotiations:
             return
         guard = node_guard(self.caller, "m")
         rows = self.db.read(
-            f"MATCH (m:Message {{sessionId: $sid}}) WHERE {guard.clause} RETURN collect(m.messageId) AS ids",
+            f"MATCH (m:Message:{COMMUNITY_RECORD} {{sessionId: $sid}}) WHERE {guard.clause} "
+            "RETURN collect(m.messageId) AS ids",
             sid=n["sessionId"],
             **guard.params,
         )

@@ -2,6 +2,9 @@
 run as one attempt while the negotiation lasts; its outcome is that attempt's artifact, and the
 task then passes its gates to ``completed``.
 
+The task and its records are the community's (``TaskStore(community=True)``): only the negotiation
+reads them; every other task-store, task or search read answers as if they did not exist.
+
 The negotiation acts in each of the store's roles in turn (orchestrator, executor, the two
 reviewers), each through the store's own rules and event log. Every step reads the task first
 and does only what is still missing, so a run stopped half-way is finished by the next one and
@@ -16,6 +19,7 @@ from typing import Any
 
 from ..accounts import ValidatedAccount
 from ..db import Database
+from ..graph.allowlist import COMMUNITY_RECORD
 from ..graph.guards import Caller, node_guard
 from ..taskstore import TaskConflict, TaskStore
 from ..taskstore.events import dumps
@@ -44,7 +48,7 @@ def _spec(opportunity_id: str, source: str, candidate: str) -> dict[str, Any]:
 class NegotiationTask:
     def __init__(self, db: Database, caller: Caller, account: ValidatedAccount):
         self._stores = {
-            role: TaskStore(db, caller, account, role, actor=ACTOR)
+            role: TaskStore(db, caller, account, role, actor=ACTOR, community=True)
             for role in ("orchestrator", "executor", "spec_reviewer", "quality_reviewer")
         }
 
@@ -63,7 +67,7 @@ class NegotiationTask:
         store = self._stores["orchestrator"]
         guard = node_guard(store.caller, "t")
         rows = store.db.read(
-            f"MATCH (t:Task {{kind: $kind, externalRef: $ref}}) WHERE {guard.clause} "
+            f"MATCH (t:Task:{COMMUNITY_RECORD} {{kind: $kind, externalRef: $ref}}) WHERE {guard.clause} "
             "RETURN t.nodeId AS id ORDER BY t.createdAt LIMIT 1",
             kind=KIND,
             ref=dumps({"negotiation": negotiation_id}),

@@ -19,7 +19,7 @@ from typing import Any
 from ..conversations.store import check_session_id
 from ..db import Database
 from ..errors import ValidationError
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard, node_guard
 from ..graph.paging import check_page, plain
 
 MAX_TEXT = 256
@@ -66,7 +66,7 @@ def _window(after: object, before: object) -> tuple[str, dict[str, Any]]:
 def _row(caller: Caller) -> str:
     """The map of one ToolCall ``t`` (the guard parameters are the caller's ``node_guard``'s). The
     conversation is reached from ``t``: a pattern that starts at ``k`` would scan the account."""
-    gk = node_guard(caller, "k")
+    gk = generic_guard(caller, "k")
     return f"""t {{
         nodeId: t.nodeId, .toolName, .pluginName, .isError, .startedAt, .completedAt, .durationMs, .sessionId,
         .createdAt, .input, .output,
@@ -77,7 +77,7 @@ def _row(caller: Caller) -> str:
 def _session_conversations(caller: Caller) -> str:
     """``conversations``: the nodeIds of the caller's Conversations whose sessionId or nodeId is ``$sid``
     (the hint: inside COLLECT the planner otherwise walks the account's index instead of the unique one)."""
-    gk = node_guard(caller, "k")
+    gk = generic_guard(caller, "k")
     return f"""
         WITH COLLECT {{
             MATCH (k:Conversation) WHERE k.sessionId = $sid AND {gk.clause} RETURN k.nodeId AS id

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..db import Database
 from ..errors import ValidationError
-from ..graph.guards import Caller, both, node_guard, outside_community
+from ..graph.guards import Caller, generic_guard
 from ..logs import log_line, short
 
 MAX_ROWS = 1_000
@@ -43,7 +43,7 @@ def produced_by_conversation(
     """One row per (entity, task) produced during the conversation; ``via`` is "task" or "conversation"."""
     started = time.perf_counter()
     sid = _text(session_id, "conversation")
-    gc, gt, ge = node_guard(caller, "c"), node_guard(caller, "t"), both(node_guard(caller, "e"), outside_community("e"))
+    gc, gt, ge = generic_guard(caller, "c"), generic_guard(caller, "t"), generic_guard(caller, "e")
     rows = db.read(
         f"""
         MATCH (c:Node) WHERE (c.sessionId = $sid OR c.nodeId = $sid)
@@ -95,7 +95,7 @@ def tasks_by_kind(
     started = time.perf_counter()
     k = _text(kind, "kind")
     st = _text(status, "status") if status is not None else None
-    gt, ge = node_guard(caller, "t"), both(node_guard(caller, "e"), outside_community("e"))
+    gt, ge = generic_guard(caller, "t"), generic_guard(caller, "e")
     rows = db.read(
         f"""
         MATCH (t:Task) WHERE t.kind = $kind AND ($status IS NULL OR t.status = $status) AND {gt.clause}
@@ -127,7 +127,7 @@ def tasks_by_kind(
 
 def produced_ids(db: Database, caller: Caller, task_id: str) -> set[str]:
     """The ids of the nodes ``(t:Task {nodeId: task_id})-[:PRODUCED]->(e)`` that the caller can read."""
-    gt, ge = node_guard(caller, "t"), both(node_guard(caller, "e"), outside_community("e"))
+    gt, ge = generic_guard(caller, "t"), generic_guard(caller, "e")
     rows = db.read(
         f"""
         MATCH (t:Task {{nodeId: $id}}) WHERE {gt.clause}

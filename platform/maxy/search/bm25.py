@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..db import Database
-from ..graph.guards import Caller, Guard, both, node_guard
+from ..graph.guards import Caller, Guard, both, generic_guard
 from ..graph.validity import event_time
 from ..schema import FULLTEXT_INDEX
 from .account_bm25 import account_corpus, counting, rescore
@@ -34,7 +34,7 @@ def bm25_search(
     ``account_stats``: rank by the account's own BM25 statistics when it is a minority of the
     index (they need the hits' texts, so the properties come along then); else Lucene's."""
     out: list[list[Hit]] = []
-    guard = both(node_guard(caller, "n"), when)
+    guard = both(generic_guard(caller, "n"), when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
     corpus = account_corpus(db, caller.account_id) if account_stats else None
     props = properties_of("n") if properties or corpus else "null"

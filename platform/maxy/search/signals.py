@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..db import Database
-from ..graph.guards import Caller, node_guard
+from ..graph.guards import Caller, generic_guard
 from .hits import Hit
 
 SIGNAL_PROPERTIES = (
@@ -28,7 +28,7 @@ Signals = dict[str, dict[str, Any]]  # nodeId -> the signal properties it has
 def load_signals(db: Database, caller: Caller, hits: Sequence[Hit]) -> Signals:
     if not hits:
         return {}
-    guard = node_guard(caller, "n")
+    guard = generic_guard(caller, "n")
     rows = db.read(
         f"""
         UNWIND $ids AS id

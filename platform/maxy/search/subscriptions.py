@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..db import Database
-from ..graph.guards import Caller, Guard, both, node_guard
+from ..graph.guards import Caller, Guard, both, generic_guard
 from .bm25 import bm25_search
 from .config import SearchConfig
 from .fusion import minmax
@@ -73,7 +73,7 @@ def _note(found: dict[str, Hit], node_id: str, labels: list[str], score: float) 
 def _tagged(
     db: Database, caller: Caller, keywords: Sequence[str], labels: Sequence[str] | None, k: int, when: Guard | None
 ) -> list[dict]:
-    guard = both(node_guard(caller, "n"), when)
+    guard = both(generic_guard(caller, "n"), when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
     return db.read(
         f"""

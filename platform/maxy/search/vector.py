@@ -12,7 +12,7 @@ import neo4j
 
 from ..db import Database
 from ..graph.allowlist import ALL_LABELS, SEARCHABLE_LABELS, quote
-from ..graph.guards import Caller, Guard, both, node_guard
+from ..graph.guards import Caller, Guard, both, generic_guard
 from ..graph.validity import event_time
 from ..logs import log_line
 from .graph_expansion import properties_of, visible
@@ -48,7 +48,7 @@ def vector_search(
     ]
     if not targets or not vectors:
         return []
-    guard = both(node_guard(caller, "n"), when)
+    guard = both(generic_guard(caller, "n"), when)
     params = {"vecs": [list(v) for v in vectors], "k": k, "sessionId": session_id, **guard.params}
     # Neo4j 2026.08's filtered SEARCH fails inside Lucene (ArrayIndexOutOfBoundsException in
     # FixedBitSet.get) when the index's newest segment holds a deleted node and the search

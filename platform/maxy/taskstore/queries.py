@@ -1,12 +1,13 @@
 """The task store's Cypher, in one place. Every query reads through the caller's guards
-(``node_guard``); values travel as parameters; the labels and relationship types are the
-allow-listed constants below."""
+(``node_guard``) and, unless the store keeps the community's tasks (``community``), never reaches a
+community record (``generic_guard``: a negotiation's task is read only through the negotiation);
+values travel as parameters; the labels and relationship types are the allow-listed constants below."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..graph.guards import Caller, Guard, node_guard
+from ..graph.guards import Caller, Guard, generic_guard, node_guard
 
 TASK = "Task"
 EVENT = "TaskEvent"
@@ -35,8 +36,12 @@ LIST_FIELDS = (
 )
 
 
-def _guards(caller: Caller) -> tuple[Guard, Guard]:
-    return node_guard(caller, "t"), node_guard(caller, "c")
+def _guard(caller: Caller, var: str, community: bool) -> Guard:
+    return node_guard(caller, var) if community else generic_guard(caller, var)
+
+
+def _guards(caller: Caller, community: bool) -> tuple[Guard, Guard]:
+    return _guard(caller, "t", community), _guard(caller, "c", community)
 
 
 def _children(kind: str, guard: Guard) -> str:
@@ -44,10 +49,10 @@ def _children(kind: str, guard: Guard) -> str:
     return f"COLLECT {{ MATCH (t)-[:{rel}]->(c:{label}) WHERE {guard.clause} RETURN properties(c) }}"
 
 
-def load_task(caller: Caller) -> tuple[str, dict[str, Any]]:
+def load_task(caller: Caller, community: bool = False) -> tuple[str, dict[str, Any]]:
     """One protocol task with its attempts, artifacts, reviews, approvals and side effects, each
     related node guarded like the task."""
-    gt, gc = _guards(caller)
+    gt, gc = _guards(caller, community)
     query = f"""
         MATCH (t:{TASK}:Node {{nodeId: $id}}) WHERE {gt.clause} AND t.protocol = true
         RETURN [k IN keys(t) WHERE k <> 'embedding' | [k, t[k]]] AS task,
@@ -60,9 +65,9 @@ def load_task(caller: Caller) -> tuple[str, dict[str, Any]]:
     return query, {**gt.params, **gc.params}
 
 
-def lock_task(caller: Caller) -> tuple[str, dict[str, Any]]:
+def lock_task(caller: Caller, community: bool = False) -> tuple[str, dict[str, Any]]:
     """Take the task's write lock (setting a property to its own value) before anything is read."""
-    gt = node_guard(caller, "t")
+    gt = _guard(caller, "t", community)
     query = f"""
         MATCH (t:{TASK}:Node {{nodeId: $id}}) WHERE {gt.clause} AND t.protocol = true
         SET t.version = t.version
@@ -77,9 +82,9 @@ READ_LOCKED = f"MATCH (t:{TASK}:Node {{nodeId: $id}}) RETURN t.phase AS phase, t
 SET_TASK = f"MATCH (t:{TASK}:Node {{nodeId: $id}}) SET t += $props, t.updatedAt = $now"
 
 
-def link_produced(caller: Caller) -> tuple[str, dict[str, Any]]:
+def link_produced(caller: Caller, community: bool = False) -> tuple[str, dict[str, Any]]:
     """PRODUCED edges from the task to nodes the caller can read; the count says how many were found."""
-    gp = node_guard(caller, "p")
+    gp = _guard(caller, "p", community)
     query = f"""
         MATCH (t:{TASK}:Node {{nodeId: $id}})
         UNWIND $ids AS pid
@@ -90,8 +95,8 @@ def link_produced(caller: Caller) -> tuple[str, dict[str, Any]]:
     return query, gp.params
 
 
-def list_tasks(caller: Caller) -> tuple[str, dict[str, Any]]:
-    gt = node_guard(caller, "t")
+def list_tasks(caller: Caller, community: bool = False) -> tuple[str, dict[str, Any]]:
+    gt = _guard(caller, "t", community)
     fields = ", ".join(f".{f}" for f in LIST_FIELDS)
     query = f"""
         MATCH (t:{TASK}) WHERE {gt.clause} AND t.protocol = true AND ($phase IS NULL OR t.phase = $phase)
@@ -101,9 +106,9 @@ def list_tasks(caller: Caller) -> tuple[str, dict[str, Any]]:
     return query, gt.params
 
 
-def task_events(caller: Caller) -> tuple[str, dict[str, Any]]:
+def task_events(caller: Caller, community: bool = False) -> tuple[str, dict[str, Any]]:
     """The task's events (an empty list for a task without visible events; no row for no task)."""
-    gt, gc = _guards(caller)
+    gt, gc = _guards(caller, community)
     query = f"""
         MATCH (t:{TASK}:Node {{nodeId: $id}}) WHERE {gt.clause} AND t.protocol = true
         RETURN COLLECT {{ MATCH (t)-[:{HAS_EVENT}]->(c:{EVENT}) WHERE {gc.clause} RETURN properties(c) }} AS events

@@ -220,7 +220,8 @@ def idempotency_key(task_id: str, step: str) -> str:
 class TaskStore:
     """Protocol tasks of one account, read and changed as ``role`` (None: reads only) by ``actor``,
     inside ``caller``'s view. ``embedder`` embeds a new task's title (without one, ``maxy reindex``
-    embeds it later)."""
+    embeds it later). ``community``: the store keeps the community's tasks (a negotiation's), which
+    every other store answers for as absent ones; what it creates is a community record."""
 
     def __init__(
         self,
@@ -233,6 +234,7 @@ class TaskStore:
         policy: RetryPolicy | None = None,
         clock: Callable[[], datetime] | None = None,
         embedder: Embedder | None = None,
+        community: bool = False,
     ):
         if caller.account_id != account.account_id:
             raise ValidationError("accountId", "the caller and the validated account differ; nothing is served")
@@ -244,8 +246,15 @@ class TaskStore:
         self.actor = actor
         self.policy = policy or RetryPolicy()
         self._clock = clock or (lambda: datetime.now(UTC))
+        self.community = community  # keeps a negotiation's task: its records are the community's
         self._writer = GraphWriter(
-            db, account, embedder, caller=caller, created_by=f"task-store:{self.role or 'reader'}", owner=TASK_STORE
+            db,
+            account,
+            embedder,
+            caller=caller,
+            created_by=f"task-store:{self.role or 'reader'}",
+            owner=TASK_STORE,
+            community=community,
         )
 
     # -- creating and specifying ---------------------------------------------------------
@@ -668,7 +677,7 @@ class TaskStore:
     def events(self, task_id: str) -> list[dict[str, Any]]:
         """The task's event log in order, each with its ``data`` as an object."""
         _check_task_id(task_id)
-        query, params = queries.task_events(self.caller)
+        query, params = queries.task_events(self.caller, self.community)
         rows = self.db.read(query, id=task_id, **params)
         if not rows:
             raise _no_task(task_id)
@@ -683,7 +692,7 @@ class TaskStore:
 
     def _load(self, task_id: str) -> _Loaded:
         _check_task_id(task_id)
-        query, params = queries.load_task(self.caller)
+        query, params = queries.load_task(self.caller, self.community)
         rows = self.db.read(query, id=task_id, **params)
         if not rows:
             raise _no_task(task_id)
@@ -734,8 +743,8 @@ class TaskStore:
         specs = [self._event_spec(event, task_id, scope, agents)]
         specs += [self._entity_spec(kind, eid, after, state, scope, agents) for kind, eid in change.touches]
         prepared = self._writer.prepare(specs)
-        lock_query, lock_params = queries.lock_task(self.caller)
-        link_query, link_params = queries.link_produced(self.caller)
+        lock_query, lock_params = queries.lock_task(self.caller, self.community)
+        link_query, link_params = queries.link_produced(self.caller, self.community)
 
         def locked(tx: neo4j.ManagedTransaction) -> None:
             if tx.run(lock_query, id=task_id, **lock_params).single() is None:
@@ -837,7 +846,7 @@ class TaskStore:
         phase_ = check_phase(phase, "phase") if phase is not None else None
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
             raise ValidationError("limit", f"a whole number from 1 to {MAX_LIST} (got {limit!r})")
-        query, params = queries.list_tasks(self.caller)
+        query, params = queries.list_tasks(self.caller, self.community)
         rows = [r["task"] for r in self.db.read(query, phase=phase_, limit=limit, **params)]
         log_line("task-store", "list", phase=phase_ or "any", tasks=len(rows), role=self.role or "none")
         return rows
