@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -95,6 +96,7 @@ class Negotiations:
         candidate_kind: str = "system",
         trigger: str = "ambient",
         discovery_query: str | None = None,
+        out_of_time: Callable[[], bool] | None = None,
     ) -> dict[str, Any]:
         """Open a negotiation on the opportunity (moved to negotiating) and run it as far as it
         goes without a personal agent; returns the negotiation's view.
@@ -116,7 +118,7 @@ class Negotiations:
             log_line(
                 "negotiation", op="start", negotiation=short(last.id), opportunity=short(opportunity_id), reused=True
             )
-            return self.describe(self.advance(last.id))
+            return self.describe(self.advance(last.id, out_of_time=out_of_time))
         # the n-th negotiation of an opportunity always gets the same id: a retry, or a start racing
         # this one, finds the task already made for it instead of leaving one behind
         nid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"maxy:negotiation:{opportunity_id}:{len(earlier)}"))
@@ -166,12 +168,14 @@ class Negotiations:
             startedAt=started,
         )
         log_line("negotiation", op="start", negotiation=short(nid), opportunity=short(opportunity_id), cap=cap)
-        self.advance(nid)
+        self.advance(nid, out_of_time=out_of_time)
         return self.describe(self.load(nid))
 
     # -- the state machine -----------------------------------------------------------------
-    def advance(self, negotiation_id: str) -> st.Negotiation:
-        """Take every step that needs no personal agent: system turns, parking, finalizing."""
+    def advance(self, negotiation_id: str, *, out_of_time: Callable[[], bool] | None = None) -> st.Negotiation:
+        """Take every step that needs no personal agent: system turns, parking, finalizing.
+        ``out_of_time`` is asked before each system turn: once true, the negotiation is left
+        ``working`` with its lease ended, and the next sweep carries it on."""
         n = self.load(negotiation_id)
         for _ in range(MAX_STEPS):
             if n.state == "completed" or n.state in st.PARKED:
@@ -187,11 +191,18 @@ class Negotiations:
                 side = next_side(turns)
                 if n.kind(side) == "personal" and n["takeoverTurn"] != len(turns):
                     return self._park(n, side)
+                if out_of_time is not None and out_of_time():
+                    return self._leave_to_sweep(n)
                 by = "fallback" if n.kind(side) == "personal" else "system"
                 turn = self._system_turn(n, side, by)
                 n = self._record(n, turn, states=frozenset({"working"}))
             except st.Stale:
                 n = self.load(negotiation_id)  # another process moved it: decide again from what is stored
+        return n
+
+    def _leave_to_sweep(self, n: st.Negotiation) -> st.Negotiation:
+        n = st.change(self.writer, n, states=frozenset({"working"}), props={"leaseUntil": self._iso()})
+        log_line("negotiation", op="defer", negotiation=short(n.id), turn=len(n.turns) + 1)
         return n
 
     def _system_turn(self, n: st.Negotiation, side: str, by: str) -> Turn:
