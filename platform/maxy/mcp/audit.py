@@ -6,7 +6,10 @@
 Written through GraphWriter (so accountId is the validated ACCOUNT_ID and nothing else),
 scoped ``admin`` so no public reader ever sees it. Input and output are redacted first
 (``maxy.secrets``: schema-tagged fields and every secret-named key, in JSON, in
-``key: value`` lines and inside string values). The Conversation is the one whose
+``key: value`` lines and inside string values). A call of a plugin in ``PRIVATE_PLUGINS`` (the
+community's: members' profiles, intents and negotiation turns, readable only through the member
+rule) keeps who called what and when, its argument names and whether it failed, never the
+values or the answer. The Conversation is the one whose
 sessionId (or nodeId) is SESSION_NODE_ID, else SESSION_ID, in the same account; without
 one the ToolCall stands alone. Public calls are not audited (they are read-only).
 A failed audit write logs a warning and never fails the tool call; right after the database
@@ -33,6 +36,8 @@ from .audit_retention import schedule_retention
 MAX_INPUT_CHARS = 2_000
 MAX_OUTPUT_CHARS = 2_000
 AUDIT_AGENT = "mcp-audit"
+PRIVATE_PLUGINS = frozenset({"community"})
+PRIVATE_OUTPUT = "[not kept: a community record, readable only through the community tools]"
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,9 @@ def truncate(text: str, limit: int) -> str:
     return text[: max(0, limit - len(marker))] + marker
 
 
-def _input_json(arguments: dict[str, Any]) -> str:
+def _input_json(arguments: dict[str, Any], *, private: bool = False) -> str:
+    if private:
+        arguments = {name: "[not kept]" for name in arguments}
     # Secrets tagged in a tool's inputSchema (work-create) first, then every secret-named key,
     # also inside string values that hold JSON or `key: value` text.
     safe = dict(arguments)
@@ -103,11 +110,13 @@ def record_tool_call(ctx: ToolContext, record: ToolCallRecord) -> str | None:
         if ctx.account is None:
             raise RuntimeError("ACCOUNT_ID was not validated")
         conversation = find_conversation(ctx)
+        private = record.plugin_name in PRIVATE_PLUGINS
+        output = PRIVATE_OUTPUT if private else truncate(redact_text(record.output), MAX_OUTPUT_CHARS)
         props: dict[str, Any] = {
             "toolName": record.tool_name,
             "pluginName": record.plugin_name,
-            "input": _input_json(record.arguments),
-            "output": truncate(redact_text(record.output), MAX_OUTPUT_CHARS),  # redacted whole, then cut
+            "input": _input_json(record.arguments, private=private),
+            "output": output,  # redacted whole, then cut
             "isError": record.is_error,
             "startedAt": record.started_at.isoformat(),
             "completedAt": record.completed_at.isoformat(),
