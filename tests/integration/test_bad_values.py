@@ -72,6 +72,7 @@ SETTINGS: dict[str, tuple[str, list[str], int]] = {
     "MAXY_AGENT_TIMEOUT_S": ("0", CHEAP, 2),
     "MAXY_COMMUNITY_MODEL": ("claude\thaiku", CHEAP, 2),
     "MAXY_COMMUNITY_TIMEOUT_S": ("0", CHEAP, 2),
+    "MAXY_DISCOVERY_NEGOTIATE_S": ("-60", CHEAP, 2),
     "MAXY_MODEL_INTENT_INFERRER": ("claude intent_inferrer", CHEAP, 2),
     "MAXY_MODEL_INTENT_VERIFIER": ("claude intent_verifier", CHEAP, 2),
     "MAXY_MODEL_INTENT_RECONCILER": ("claude intent_reconciler", CHEAP, 2),

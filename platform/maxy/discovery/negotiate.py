@@ -8,6 +8,11 @@ and now, until the negotiation ends or parks a personal agent's turn for pickup.
 moves the opportunity (pending with the agreed roles, rejected, or stalled); a parked one stays
 ``negotiating`` until the personal agent answers or the fallback takes its turn.
 
+The call negotiates for ``MAXY_DISCOVERY_NEGOTIATE_S`` seconds at most (the orchestrator's park
+window): once they are spent, each negotiation still needing a system turn (the one under way and
+every one started after it) is left ``working`` for the negotiation sweep (``maxy serve``'s loop,
+or ``maxy negotiations sweep``), and its summary says ``continuing``.
+
 A rediscovered opportunity keeps its negotiation (it is reported, not started again); a latent
 or draft one found again is negotiated now; a finished one (pending, accepted, rejected,
 stalled, expired) is reported as it is.
@@ -15,6 +20,8 @@ stalled, expired) is reported as it is.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from ..community.members import negotiation_mode_of
@@ -43,7 +50,16 @@ def seed_of(r: Ranked) -> dict[str, Any]:
 
 
 def _summary(described: dict[str, Any]) -> dict[str, Any]:
-    return {k: described[k] for k in _SUMMARY if described.get(k) is not None}
+    out = {k: described[k] for k in _SUMMARY if described.get(k) is not None}
+    if described["state"] == "working":  # left for the sweep: the budget ran out before its next turn
+        out["continuing"] = True
+    return out
+
+
+def budget(seconds: float) -> Callable[[], bool]:
+    """True once ``seconds`` have passed since this was called."""
+    deadline = time.monotonic() + seconds
+    return lambda: time.monotonic() >= deadline
 
 
 def negotiate_kept(
@@ -56,7 +72,9 @@ def negotiate_kept(
     query: str | None,
 ) -> dict[str, dict[str, Any]]:
     """Per candidate member: ``{"opportunity": as it stands now, "negotiation": its summary or
-    None}``, each kept candidate's negotiation started (or found) and run as far as it goes."""
+    None}``, each kept candidate's negotiation started (or found) and run as far as it goes
+    within the ``MAXY_DISCOVERY_NEGOTIATE_S`` budget."""
+    spent = budget(settings.MAXY_DISCOVERY_NEGOTIATE_S)
     admin = MemberView(writer.caller)
     engine = Negotiations(writer.db, writer.account, settings, embedder=writer.embedder)
     out: dict[str, dict[str, Any]] = {}
@@ -74,6 +92,7 @@ def negotiate_kept(
                 candidate_kind=negotiation_mode_of(writer.db, admin, opp["candidateMemberId"]),
                 trigger=trigger,
                 discovery_query=query,
+                out_of_time=spent,
             )
         else:
             described = None

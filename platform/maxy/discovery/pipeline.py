@@ -224,6 +224,11 @@ def discover_opportunities(
         ],
         "persisted": opportunities is not None,
         "negotiated": negotiate,
+        "continuing": [
+            p["negotiation"]["negotiationId"]
+            for p in (persisted or {}).values()
+            if p.get("negotiation") and p["negotiation"].get("continuing")
+        ],
         "degraded": fallback is not None,
         "reason": "; ".join(degraded) or (None if scope else "no-networks: the member is in no network"),
     }
@@ -239,6 +244,7 @@ def discover_opportunities(
         considered=answer["considered"],
         kept=len(ranked),
         negotiated=negotiate,
+        continuing=len(answer["continuing"]),
         degraded=answer["degraded"],
         reason=answer["reason"],
         ms=int((time.monotonic() - started) * 1000),

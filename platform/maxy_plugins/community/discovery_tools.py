@@ -43,6 +43,9 @@ class NegotiationSummary(ToolOutput):
     turnCount: int
     waitingMemberId: str | None = Field(default=None, description="Whose agent's turn it is, while parked.")
     outcome: Outcome | None = Field(default=None, description="Once it is over.")
+    continuing: bool = Field(
+        default=False, description="True when it goes on in the background (the call's negotiating time ran out)."
+    )
 
 
 class Found(ToolOutput):
@@ -72,6 +75,9 @@ class Discovery(ToolOutput):
     opportunities: list[Found] = Field(description="Best first.")
     persisted: bool
     negotiated: bool
+    continuing: list[str] = Field(
+        default=[], description="The negotiations left to go on in the background (negotiationIds)."
+    )
     degraded: bool = Field(description="True when the evaluator fell back to the similarity.")
     reason: str | None = Field(description="Which steps fell back and why, or why nothing was searched.")
     trace: list[dict[str, Any]] | None = Trace
@@ -95,9 +101,11 @@ takes its members' turns at once (a few model calls per match), and a member who
 negotiationMode personal gets its turn parked for their own agent to pick up. Each opportunity
 in the answer carries its `negotiation` (negotiationId, state, outcome once over) and its status
 after it: pending (both sides agreed: the member can accept it), rejected, stalled, or still
-negotiating while a personal agent's turn waits. negotiate=false only lists and stores the
-matches as latent (cheaper; send_opportunity or a later discovery with negotiate=true moves them
-on).""",
+negotiating while a personal agent's turn waits. The call negotiates for a minute at most
+(MAXY_DISCOVERY_NEGOTIATE_S): negotiations not over by then go on in the background (the
+server's negotiation sweep), listed in `continuing`; get_negotiation shows how they end.
+negotiate=false only lists and stores the matches as latent (cheaper; send_opportunity or a
+later discovery with negotiate=true moves them on).""",
     output=Discovery,
 )
 @tool_errors
