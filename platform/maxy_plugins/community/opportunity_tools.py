@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from maxy.community import MemberView, community_writer, trace
 from maxy.opportunities import decide_opportunity, get_opportunity, list_opportunities, send_opportunity
 from maxy.opportunities.records import no_opportunity
 from maxy.opportunities.statuses import STATUSES
 from maxy.plugins import ToolContext, ToolOutput, tool, tool_errors
 from pydantic import Field
+
+from .acting import member_view, member_writer, traced
 
 OpportunityId = Annotated[
     str, Field(description="The opportunity's id (list_opportunities lists them).", min_length=1, max_length=128)
@@ -50,20 +51,6 @@ class Opportunities(ToolOutput):
     trace: list[dict[str, Any]] | None = Trace
 
 
-def _view(ctx: ToolContext) -> MemberView:
-    return MemberView(ctx.caller, ctx.member_id)
-
-
-def _writer(ctx: ToolContext) -> Any:
-    ctx.writer()  # refuses the public role and an unvalidated account
-    assert ctx.account is not None
-    return community_writer(ctx.db, ctx.account, ctx.embedder, ctx.caller, created_by=f"agent:{ctx.plugin or 'mcp'}")
-
-
-def _traced(out: dict[str, Any]) -> dict[str, Any]:
-    return {**out, "trace": trace.collected()}
-
-
 @tool(
     "list_opportunities",
     title="List opportunities",
@@ -82,9 +69,11 @@ def list_opportunities_tool(
     status: Annotated[Status | None, Field(description="Only opportunities in this status.")] = None,
     limit: Annotated[int, Field(description="At most this many (1-500).", ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
-    with trace.collecting():
-        found = list_opportunities(ctx.db, _view(ctx), status, limit)
-        return _traced({"opportunities": found, "count": len(found)})
+    def listed() -> dict[str, Any]:
+        found = list_opportunities(ctx.db, member_view(ctx), status, limit)
+        return {"opportunities": found, "count": len(found)}
+
+    return traced(listed)
 
 
 @tool(
@@ -97,7 +86,7 @@ def list_opportunities_tool(
 )
 @tool_errors
 def get_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
-    found = get_opportunity(ctx.db, _view(ctx), opportunityId)
+    found = get_opportunity(ctx.db, member_view(ctx), opportunityId)
     if found is None:
         raise no_opportunity(opportunityId)
     return found
@@ -112,8 +101,8 @@ def get_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict
 )
 @tool_errors
 def send_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
-    with trace.collecting():
-        return _traced(send_opportunity(_writer(ctx), _view(ctx), opportunityId))
+    w, view = member_writer(ctx), member_view(ctx)
+    return traced(lambda: send_opportunity(w, view, opportunityId))
 
 
 @tool(
@@ -126,7 +115,7 @@ def send_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dic
 )
 @tool_errors
 def accept_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
-    return decide_opportunity(_writer(ctx), _view(ctx), opportunityId, "accept")
+    return decide_opportunity(member_writer(ctx), member_view(ctx), opportunityId, "accept")
 
 
 @tool(
@@ -139,4 +128,4 @@ def accept_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> d
 )
 @tool_errors
 def reject_opportunity_tool(ctx: ToolContext, opportunityId: OpportunityId) -> dict[str, Any]:
-    return decide_opportunity(_writer(ctx), _view(ctx), opportunityId, "reject")
+    return decide_opportunity(member_writer(ctx), member_view(ctx), opportunityId, "reject")
