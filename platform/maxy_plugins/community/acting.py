@@ -8,7 +8,7 @@ from typing import Any
 
 from maxy.community import MemberView, community_writer, trace
 from maxy.graph.write import GraphWriter
-from maxy.plugins import ToolContext
+from maxy.plugins import ToolContext, ToolError
 
 
 def member_view(ctx: ToolContext, member_id: str | None = None) -> MemberView:
@@ -16,6 +16,15 @@ def member_view(ctx: ToolContext, member_id: str | None = None) -> MemberView:
     ``member_id`` other than the pinned one is refused as an unknown member)."""
     ctx.refuse_widening({"memberId": member_id})
     return MemberView(ctx.caller, ctx.member_id)
+
+
+def acting_member(ctx: ToolContext, member_id: str | None) -> str:
+    """The member a call acts for: the pinned one (another is refused as unknown), else the one
+    the admin names."""
+    chosen = MemberView(ctx.caller, ctx.member_id).resolve(member_id)
+    if chosen is None:
+        raise ToolError("memberId: name the member (this server acts for the account's admin, not for one member)")
+    return chosen
 
 
 def member_writer(ctx: ToolContext) -> GraphWriter:

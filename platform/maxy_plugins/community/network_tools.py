@@ -12,7 +12,8 @@ from maxy.community.networks import MAX_NAME, MAX_PROMPT
 from maxy.plugins import ToolContext, ToolOutput, tool, tool_errors
 from pydantic import Field
 
-from .profile_tools import MemberArg, acting_member, member_view, member_writer
+from .acting import acting_member, member_view, member_writer
+from .profile_tools import MemberArg
 
 NetworkId = Annotated[
     str, Field(description="The network's id (list_networks lists them).", min_length=1, max_length=128)

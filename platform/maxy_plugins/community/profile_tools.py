@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from maxy.community import MemberView, get_profile, list_profiles, trace, upsert_profile
+from maxy.community import MemberView, get_profile, list_profiles, upsert_profile
 from maxy.community.members import MAX_ATTRIBUTE, MAX_ATTRIBUTES, MAX_NAME, MAX_TEXT
 from maxy.community.view import unknown_member
 from maxy.plugins import ToolContext, ToolError, ToolOutput, tool, tool_errors
 from pydantic import Field
 
-from .acting import member_writer
+from .acting import acting_member, member_view, member_writer, traced
 
 MemberArg = Annotated[
     str | None,
@@ -58,44 +58,25 @@ class Profiles(ToolOutput):
     count: int
 
 
-def member_view(ctx: ToolContext) -> MemberView:
-    """The reader this server is: the account view narrowed to its pinned member, if any."""
-    return MemberView(ctx.caller, ctx.member_id)
-
-
-def acting_member(ctx: ToolContext, member_id: str | None) -> str:
-    """The member a call acts for: the pinned one (another is refused as unknown), else the one
-    the admin names."""
-    chosen = member_view(ctx).resolve(member_id)
-    if chosen is None:
-        raise ToolError("memberId: name the member (this server acts for the account's admin, not for one member)")
-    return chosen
-
-
-def _write(ctx: ToolContext, member: str, fields: dict[str, Any]) -> dict[str, Any]:
+def _write(ctx: ToolContext, member: str, fields: dict[str, Any], negotiation_mode: str | None) -> dict[str, Any]:
+    """Write the member's profile from ``fields`` (skills or interests not given: none) with the call's trace."""
     writer = member_writer(ctx)
-    with trace.collecting():
-        out = upsert_profile(writer, member, settings=ctx.settings, **fields)
-        return {**out, "trace": trace.collected()}
+    fields = {**fields, "skills": fields["skills"] or (), "interests": fields["interests"] or ()}
+    return traced(
+        lambda: upsert_profile(writer, member, settings=ctx.settings, negotiation_mode=negotiation_mode, **fields)
+    )
 
 
 def _fields(
-    name: str,
-    bio: str | None,
-    location: str | None,
-    narrative: str | None,
-    skills: Any,
-    interests: Any,
-    negotiation_mode: str | None,
+    name: str | None, bio: str | None, location: str | None, narrative: str | None, skills: Any, interests: Any
 ) -> dict[str, Any]:
     return {
         "name": name,
         "bio": bio,
         "location": location,
         "narrative": narrative,
-        "skills": skills or (),
-        "interests": interests or (),
-        "negotiation_mode": negotiation_mode,
+        "skills": skills,
+        "interests": interests,
     }
 
 
@@ -142,7 +123,7 @@ def create_user_profile(
     member = acting_member(ctx, memberId)
     if get_profile(ctx.db, MemberView(ctx.caller), member) is not None:
         raise ToolError(f"memberId: {member!r} already has a profile; update_user_profile changes it")
-    return _write(ctx, member, _fields(name, bio, location, narrative, skills, interests, negotiationMode or "system"))
+    return _write(ctx, member, _fields(name, bio, location, narrative, skills, interests), negotiationMode or "system")
 
 
 @tool(
@@ -172,17 +153,9 @@ def update_user_profile(
     current = get_profile(ctx.db, member_view(ctx), member)
     if current is None:
         raise unknown_member(member)
-    given = {
-        "name": name,
-        "bio": bio,
-        "location": location,
-        "narrative": narrative,
-        "skills": skills,
-        "interests": interests,
-    }
-    merged: dict[str, Any] = {k: (v if v is not None else current.get(k)) for k, v in given.items()}
-    merged |= {"skills": merged["skills"] or (), "interests": merged["interests"] or ()}
-    return _write(ctx, member, {**merged, "negotiation_mode": negotiationMode})
+    given = _fields(name, bio, location, narrative, skills, interests)
+    merged = {k: (v if v is not None else current.get(k)) for k, v in given.items()}
+    return _write(ctx, member, merged, negotiationMode)
 
 
 @tool(
