@@ -32,6 +32,23 @@ def _member_view(negotiations: Negotiations, member_id: str) -> MemberView:
     return MemberView(negotiations.caller, member_id)
 
 
+def _claim(negotiations: Negotiations, n: st.Negotiation, agent_id: str) -> st.Negotiation:
+    """Claim ``n``'s waiting turn for ``agent_id``: the fallback timer cancelled, the claim timer
+    set (``st.Stale`` when it no longer waits)."""
+    deadline = due_at(negotiations.now(), "claim")
+    props = {
+        "state": "claimed",
+        "claimedBy": agent_id,
+        "claimedAt": negotiations.now().isoformat(),
+        "claimDeadline": deadline,
+    }
+    timers: dict[str, dict[str, Any]] = {
+        "fallback": {"state": "cancelled"},
+        "claim": {"state": "scheduled", "dueAt": deadline, "version": n.version + 1},
+    }
+    return st.change(negotiations.writer, n, states=frozenset({"waiting_for_agent"}), props=props, timers=timers)
+
+
 def turn_context(negotiations: Negotiations, n: st.Negotiation) -> dict[str, Any]:
     """What the agent deliberates with: the turn, its deadline, the other side's last action,
     the history, both members' context and the seed assessment."""
@@ -64,21 +81,8 @@ def pickup(negotiations: Negotiations, member_id: str, agent_id: str) -> dict[st
             log_line("negotiation", op="pickup", member=member_id, agent=short(agent_id), claimed=None)
             return None
         for n in waiting:
-            deadline = due_at(negotiations.now(), "claim")
-            props = {
-                "state": "claimed",
-                "claimedBy": agent_id,
-                "claimedAt": negotiations.now().isoformat(),
-                "claimDeadline": deadline,
-            }
-            timers: dict[str, dict[str, Any]] = {
-                "fallback": {"state": "cancelled"},
-                "claim": {"state": "scheduled", "dueAt": deadline, "version": n.version + 1},
-            }
             try:
-                claimed = st.change(
-                    negotiations.writer, n, states=frozenset({"waiting_for_agent"}), props=props, timers=timers
-                )
+                claimed = _claim(negotiations, n, agent_id)
             except st.Stale:
                 continue  # another agent took it first: try the next one
             log_line("negotiation", op="pickup", member=member_id, agent=short(agent_id), claimed=short(n.id))
@@ -132,20 +136,8 @@ def respond_as_member(
     view = _member_view(negotiations, member_id)
     n = negotiations.load(negotiation_id, view)
     if n.state == "waiting_for_agent" and n["waitingMemberId"] == member_id:
-        agent = f"member:{member_id}"
-        deadline = due_at(negotiations.now(), "claim")
-        props = {
-            "state": "claimed",
-            "claimedBy": agent,
-            "claimedAt": negotiations.now().isoformat(),
-            "claimDeadline": deadline,
-        }
-        timers: dict[str, dict[str, Any]] = {
-            "fallback": {"state": "cancelled"},
-            "claim": {"state": "scheduled", "dueAt": deadline, "version": n.version + 1},
-        }
         try:
-            n = st.change(negotiations.writer, n, states=frozenset({"waiting_for_agent"}), props=props, timers=timers)
+            n = _claim(negotiations, n, f"member:{member_id}")
         except st.Stale:
             n = negotiations.load(negotiation_id, view)
     return respond(negotiations, member_id, str(n["claimedBy"] or ""), negotiation_id, payload)
