@@ -92,94 +92,102 @@ class Negotiation:
         return Outcome.from_dict(json.loads(raw)) if raw else None
 
 
+def _read(db: Any, view: MemberView, var: str, match: str, rest: str, **params: Any) -> list[Any]:
+    """``MATCH {match} WHERE <the view's guard on var> {rest}``."""
+    guard = visible_member_clause(view, var, kind="pair")
+    return list(db.read(f"MATCH {match} WHERE {guard.clause} {rest}", **params, **guard.params))
+
+
+def _negotiations(db: Any, view: MemberView, match: str, rest: str, **params: Any) -> list[Negotiation]:
+    """The negotiations ``n`` of ``_read``, ``rest`` ending in ``RETURN properties(n) AS p ...``."""
+    return [Negotiation(dict(r["p"])) for r in _read(db, view, "n", match, rest, **params)]
+
+
 def load(db: Any, view: MemberView, negotiation_id: str) -> Negotiation | None:
     if not isinstance(negotiation_id, str) or not negotiation_id:
         return None
-    guard = visible_member_clause(view, "n", kind="pair")
-    rows = db.read(
-        f"MATCH (n:{LABEL} {{nodeId: $id}}) WHERE {guard.clause} RETURN properties(n) AS p",
-        id=negotiation_id,
-        **guard.params,
-    )
-    return Negotiation(dict(rows[0]["p"])) if rows else None
+    found = _negotiations(db, view, f"(n:{LABEL} {{nodeId: $id}})", "RETURN properties(n) AS p", id=negotiation_id)
+    return found[0] if found else None
 
 
 def timers(db: Any, view: MemberView, negotiation_id: str) -> list[Timer]:
-    guard = visible_member_clause(view, "t", kind="pair")
-    rows = db.read(
-        f"MATCH (t:{TIMER} {{negotiationId: $id}}) WHERE {guard.clause} "
+    rows = _read(
+        db,
+        view,
+        "t",
+        f"(t:{TIMER} {{negotiationId: $id}})",
         "RETURN t.kind AS kind, t.state AS state, t.dueAt AS due, t.version AS version ORDER BY t.kind",
         id=negotiation_id,
-        **guard.params,
     )
     return [Timer(negotiation_id, r["kind"], r["state"], r["due"], r["version"]) for r in rows]
 
 
 def due_timers(db: Any, view: MemberView, now: str, limit: int = 200) -> list[Timer]:
     """Scheduled timers whose time has come at ``now``, the earliest first."""
-    guard = visible_member_clause(view, "t", kind="pair")
-    rows = db.read(
-        f"MATCH (t:{TIMER}) WHERE {guard.clause} AND t.state = 'scheduled' "
-        "AND datetime(t.dueAt) <= datetime($now) "
+    rows = _read(
+        db,
+        view,
+        "t",
+        f"(t:{TIMER})",
+        "AND t.state = 'scheduled' AND datetime(t.dueAt) <= datetime($now) "
         "RETURN t.negotiationId AS id, t.kind AS kind, t.state AS state, t.dueAt AS due, t.version AS version "
         "ORDER BY datetime(t.dueAt), t.kind LIMIT $limit",
         now=now,
         limit=limit,
-        **guard.params,
     )
     return [Timer(r["id"], r["kind"], r["state"], r["due"], r["version"]) for r in rows]
 
 
 def lapsed(db: Any, view: MemberView, now: str, limit: int = 200) -> list[str]:
     """Negotiations left ``working`` or ``finalizing`` past their lease (a process stopped mid-step)."""
-    guard = visible_member_clause(view, "n", kind="pair")
-    rows = db.read(
-        f"MATCH (n:{LABEL}) WHERE {guard.clause} AND n.state IN ['working', 'finalizing'] "
+    rows = _read(
+        db,
+        view,
+        "n",
+        f"(n:{LABEL})",
+        "AND n.state IN ['working', 'finalizing'] "
         "AND (n.leaseUntil IS NULL OR datetime(n.leaseUntil) <= datetime($now)) "
         "RETURN n.nodeId AS id ORDER BY n.startedAt LIMIT $limit",
         now=now,
         limit=limit,
-        **guard.params,
     )
     return [r["id"] for r in rows]
 
 
 def oldest_waiting(db: Any, view: MemberView, member_id: str, limit: int = 5) -> list[Negotiation]:
     """The member's parked turns, the longest waiting first."""
-    guard = visible_member_clause(view, "n", kind="pair")
-    rows = db.read(
-        f"MATCH (n:{LABEL}) WHERE {guard.clause} AND n.state = 'waiting_for_agent' AND n.waitingMemberId = $m "
+    return _negotiations(
+        db,
+        view,
+        f"(n:{LABEL})",
+        "AND n.state = 'waiting_for_agent' AND n.waitingMemberId = $m "
         "RETURN properties(n) AS p ORDER BY n.parkedAt, n.nodeId LIMIT $limit",
         m=member_id,
         limit=limit,
-        **guard.params,
     )
-    return [Negotiation(dict(r["p"])) for r in rows]
 
 
 def listing(db: Any, view: MemberView, *, waiting_for: str | None = None, limit: int = 50) -> list[Negotiation]:
-    guard = visible_member_clause(view, "n", kind="pair")
-    rows = db.read(
-        f"MATCH (n:{LABEL}) WHERE {guard.clause} "
+    return _negotiations(
+        db,
+        view,
+        f"(n:{LABEL})",
         "AND ($m IS NULL OR (n.state IN ['waiting_for_agent', 'claimed'] AND n.waitingMemberId = $m)) "
         "RETURN properties(n) AS p ORDER BY n.startedAt DESC, n.nodeId LIMIT $limit",
         m=waiting_for,
         limit=limit,
-        **guard.params,
     )
-    return [Negotiation(dict(r["p"])) for r in rows]
 
 
 def for_opportunity(db: Any, view: MemberView, opportunity_id: str) -> list[Negotiation]:
     """The opportunity's negotiations, oldest first (a stalled one may be negotiated again)."""
-    guard = visible_member_clause(view, "n", kind="pair")
-    rows = db.read(
-        f"MATCH (n:{LABEL} {{opportunityId: $id}}) WHERE {guard.clause} "
+    return _negotiations(
+        db,
+        view,
+        f"(n:{LABEL} {{opportunityId: $id}})",
         "RETURN properties(n) AS p ORDER BY n.startedAt, n.nodeId",
         id=opportunity_id,
-        **guard.params,
     )
-    return [Negotiation(dict(r["p"])) for r in rows]
 
 
 def create(writer: GraphWriter, props: dict[str, Any], timer_props: dict[str, dict[str, Any]]) -> None:
