@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 from maxy.community import trace
-from maxy.community.members import upsert_profile
-from maxy.community.view import MemberView, community_writer
+from maxy.community.view import MemberView
 from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
@@ -23,8 +22,7 @@ from maxy.opportunities import create_opportunity, get_opportunity
 from maxy.taskstore import TaskStore
 
 from tests.fake_anthropic import FakeAnthropic
-
-SEED = {"score": 84, "reasoning": "Ada needs a compiler engineer; Bob builds compilers", "valencyRole": "agent"}
+from tests.integration.negotiation_setup import SEED, ada_and_bob, opportunity
 
 
 class Clock:
@@ -51,30 +49,12 @@ def clock() -> Clock:
     return Clock()
 
 
-def _members(db, account, embedder) -> Any:
-    writer = community_writer(db, account, embedder, Caller(account.account_id), created_by="test")
-    upsert_profile(writer, "ada", name="Ada", bio="Founder of a language start-up", model=False)
-    upsert_profile(writer, "bob", name="Bob", bio="Compiler engineer", model=False)
-    return writer
-
-
 def _setup(db, account, embedder, clock, *, key: str = "test-key", **settings: Any) -> tuple[Negotiations, str]:
-    writer = _members(db, account, embedder)
-    opp = create_opportunity(
-        writer,
-        source_member_id="ada",
-        candidate_member_id="bob",
-        network_id="net-1",
-        score=SEED["score"],
-        reasoning=SEED["reasoning"],
-        source_role="patient",
-        candidate_role="agent",
-        trigger="orchestrator",
-    )
+    opp_id = opportunity(db, account, embedder)
     negotiations = Negotiations(
         db, account, load_settings(ANTHROPIC_API_KEY=key, **settings), embedder=embedder, clock=clock
     )
-    return negotiations, opp["opportunityId"]
+    return negotiations, opp_id
 
 
 def _script(fake: FakeAnthropic, actions: list[str]) -> None:
@@ -438,7 +418,7 @@ def test_a_members_own_server_answers_its_waiting_turn(db, account, embedder, cl
 def test_opportunities_send_accept_and_dedupe_against_an_accepted_pair(db, account, embedder) -> None:
     from maxy.opportunities import decide_opportunity, send_opportunity
 
-    writer = _members(db, account, embedder)
+    writer = ada_and_bob(db, account, embedder)
     args = {
         "source_member_id": "ada",
         "candidate_member_id": "bob",

@@ -13,20 +13,16 @@ from typing import Any
 
 import httpx
 import pytest
-from maxy.community.members import upsert_profile
-from maxy.community.view import community_writer
 from maxy.config import load_settings
-from maxy.graph.guards import Caller
 from maxy.mcp.http import create_app
 from maxy.mcp.keys import create_api_key
 from maxy.negotiation import Negotiations
-from maxy.opportunities import create_opportunity
 from maxy.plugins.discovery import discover_plugins
 
 from tests.fake_anthropic import FakeAnthropic
+from tests.integration.negotiation_setup import SEED, opportunity
 from tests.local_http import serve_app
 
-SEED = {"score": 84, "reasoning": "Ada needs a compiler engineer; Bob builds compilers", "valencyRole": "agent"}
 ACCEPT = {
     "action": "accept",
     "assessment": {"reasoning": "Bob wants this work", "suggestedRoles": {"ownUser": "agent", "otherUser": "patient"}},
@@ -46,22 +42,8 @@ def served(db, account, embedder, data_root: Path, monkeypatch):
             "otherUser": "agent",
         }
         settings = load_settings(DATA_ROOT=data_root, ANTHROPIC_API_KEY="test-key")
-        writer = community_writer(db, account, embedder, Caller(account.account_id), created_by="test")
-        upsert_profile(writer, "ada", name="Ada", bio="Founder", model=False)
-        upsert_profile(writer, "bob", name="Bob", bio="Compiler engineer", model=False)
-        opp = create_opportunity(
-            writer,
-            source_member_id="ada",
-            candidate_member_id="bob",
-            network_id="net-1",
-            score=84,
-            reasoning=SEED["reasoning"],
-            source_role="patient",
-            candidate_role="agent",
-            trigger="orchestrator",
-        )
         negotiations = Negotiations(db, account, settings, embedder=embedder)
-        started = negotiations.start(opp["opportunityId"], seed=SEED, candidate_kind="personal")
+        started = negotiations.start(opportunity(db, account, embedder), seed=SEED, candidate_kind="personal")
         keys = {
             name: create_api_key(data_root, account.account_id, role="admin", member_id=member)
             for name, member in (("bob", "bob"), ("bob2", "bob"), ("ada", "ada"), ("plain", None))

@@ -8,34 +8,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from maxy.community.members import upsert_profile
-from maxy.community.view import MemberView, community_writer
+from maxy.community.view import MemberView
 from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
 from maxy.negotiation import Negotiations
 from maxy.negotiation import state as st
-from maxy.opportunities import create_opportunity, get_opportunity
+from maxy.opportunities import get_opportunity
 
-SEED = {"score": 84, "reasoning": "Ada needs a compiler engineer; Bob builds compilers", "valencyRole": "agent"}
+from tests.integration.negotiation_setup import SEED, opportunity
 
 
 def _setup(db, account, embedder, trigger: str = "ambient") -> tuple[Negotiations, str]:
-    writer = community_writer(db, account, embedder, Caller(account.account_id), created_by="test")
-    upsert_profile(writer, "ada", name="Ada", bio="Founder of a language start-up", model=False)
-    upsert_profile(writer, "bob", name="Bob", bio="Compiler engineer", model=False)
-    opp = create_opportunity(
-        writer,
-        source_member_id="ada",
-        candidate_member_id="bob",
-        network_id="net-1",
-        score=SEED["score"],
-        reasoning=SEED["reasoning"],
-        source_role="patient",
-        candidate_role="agent",
-        trigger=trigger,
-    )
-    return Negotiations(db, account, load_settings(), embedder=embedder), opp["opportunityId"]
+    opp_id = opportunity(db, account, embedder, trigger)
+    return Negotiations(db, account, load_settings(), embedder=embedder), opp_id
 
 
 def _tasks(db, account) -> list[dict[str, Any]]:
