@@ -81,17 +81,20 @@ def _check_member(value: object, field: str) -> str:
     return check_member_id(value, field)
 
 
+def _read(db: Any, view: MemberView, match: str, rest: str, **params: Any) -> list[dict[str, Any]]:
+    """The opportunities ``o`` of ``MATCH {match} WHERE <the view's guard> {rest}`` that the
+    viewer sees, as views (``rest`` ends in ``RETURN {_returned()} AS o ...``)."""
+    guard = visible_member_clause(view, "o", kind="pair")
+    rows = db.read(f"MATCH {match} WHERE {guard.clause} {rest}", **params, **guard.params)
+    return [_view(r["o"]) for r in rows]
+
+
 def get_opportunity(db: Any, view: MemberView, opportunity_id: str) -> dict[str, Any] | None:
     """The opportunity, or None when it is absent or the viewer is neither of its members."""
     if not isinstance(opportunity_id, str) or not opportunity_id:
         return None
-    guard = visible_member_clause(view, "o", kind="pair")
-    rows = db.read(
-        f"MATCH (o:{LABEL} {{nodeId: $id}}) WHERE {guard.clause} RETURN {_returned()} AS o",
-        id=opportunity_id,
-        **guard.params,
-    )
-    return _view(rows[0]["o"]) if rows else None
+    found = _read(db, view, f"(o:{LABEL} {{nodeId: $id}})", f"RETURN {_returned()} AS o", id=opportunity_id)
+    return found[0] if found else None
 
 
 def list_opportunities(db: Any, view: MemberView, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
@@ -100,21 +103,25 @@ def list_opportunities(db: Any, view: MemberView, status: str | None = None, lim
         check_status(status)
     if not isinstance(limit, int) or not 1 <= limit <= 500:
         raise ValidationError("limit", f"a whole number from 1 to 500 (got {limit!r})")
-    guard = visible_member_clause(view, "o", kind="pair")
-    rows = db.read(
-        f"MATCH (o:{LABEL}) WHERE {guard.clause} AND ($status IS NULL OR o.status = $status) "
+    return _read(
+        db,
+        view,
+        f"(o:{LABEL})",
+        "AND ($status IS NULL OR o.status = $status) "
         f"RETURN {_returned()} AS o ORDER BY o.statusAt DESC, o.nodeId LIMIT $limit",
         status=status,
         limit=limit,
-        **guard.params,
     )
-    return [_view(r["o"]) for r in rows]
 
 
-def _pair_rows(writer: GraphWriter, a: str, b: str, network_id: str) -> list[dict[str, Any]]:
-    guard = visible_member_clause(MemberView(writer.caller), "o", kind="pair")
-    return writer.db.read(
-        f"MATCH (o:{LABEL}) WHERE {guard.clause} AND $a IN o.memberIds AND $b IN o.memberIds "
+def _existing(writer: GraphWriter, a: str, b: str, network_id: str) -> dict[str, Any] | None:
+    """An accepted opportunity between ``a`` and ``b``, else an open one of ``a`` with ``b`` in
+    the network."""
+    found = _read(
+        writer.db,
+        MemberView(writer.caller),
+        f"(o:{LABEL})",
+        "AND $a IN o.memberIds AND $b IN o.memberIds "
         "AND (o.status = 'accepted' OR (o.status IN $open AND o.networkId = $net "
         "AND o.sourceMemberId = $a)) "
         f"RETURN {_returned()} AS o ORDER BY o.status = 'accepted' DESC, o.statusAt DESC LIMIT 1",
@@ -122,8 +129,8 @@ def _pair_rows(writer: GraphWriter, a: str, b: str, network_id: str) -> list[dic
         b=b,
         net=network_id,
         open=sorted(OPEN),
-        **guard.params,
     )
+    return found[0] if found else None
 
 
 def create_opportunity(
@@ -163,9 +170,8 @@ def create_opportunity(
         raise ValidationError(
             "status", f"a new opportunity starts latent, draft, negotiating or pending (got {first!r})"
         )
-    existing = _pair_rows(writer, source, candidate, network_id)
-    if existing:
-        found = _view(existing[0]["o"])
+    found = _existing(writer, source, candidate, network_id)
+    if found is not None:
         log_line(
             "opportunity",
             op="create",
