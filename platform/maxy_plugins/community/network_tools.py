@@ -23,12 +23,15 @@ MemberPrompt = Annotated[
 ]
 
 
-class Network(ToolOutput):
+class _NetworkFields(ToolOutput):
     networkId: str
     name: str
     prompt: str | None = None
     joinPolicy: Literal["anyone", "invite"]
     ownerMemberId: str
+
+
+class Network(_NetworkFields):
     joined: bool = Field(description="False for an open network you could join.")
     members: list[str] | None = Field(default=None, description="Its members (only for networks you are in).")
 
@@ -38,12 +41,7 @@ class Networks(ToolOutput):
     count: int
 
 
-class Created(ToolOutput):
-    networkId: str
-    name: str
-    prompt: str | None = None
-    joinPolicy: Literal["anyone", "invite"]
-    ownerMemberId: str
+class Created(_NetworkFields):
     members: list[str]
 
 
