@@ -130,7 +130,7 @@ def _hits(
     if len(members) <= EXACT_MEMBERS:
         return _exact(db, view, corpus, members, scope, vector, when)
     k = min(MAX_K, math.ceil(K * max(total, 1) / len(members)))
-    lists = vector_search(db, view.caller, [vector], list(CORPUS_LABELS[corpus]), k, when=when)
+    lists = vector_search(db, view.caller, [vector], list(CORPUS_LABELS[corpus]), k, when=when, community=True)
     return [(h.node_id, h.labels, h.vector_score) for h in (lists[0] if lists else [])]
 
 

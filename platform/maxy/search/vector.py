@@ -12,7 +12,7 @@ import neo4j
 
 from ..db import Database
 from ..graph.allowlist import ALL_LABELS, SEARCHABLE_LABELS, quote
-from ..graph.guards import Caller, Guard, both, generic_guard
+from ..graph.guards import Caller, Guard, both, generic_guard, node_guard
 from ..graph.validity import event_time
 from ..logs import log_line
 from .graph_expansion import properties_of, visible
@@ -38,9 +38,12 @@ def vector_search(
     *,
     when: Guard | None = None,
     properties: bool = False,
+    community: bool = False,
 ) -> list[list[Hit]]:
     """One ranked list per query vector (every targeted index, merged by score); ``when``
-    narrows it further (the time filters); ``properties`` brings each hit's properties along."""
+    narrows it further (the time filters); ``properties`` brings each hit's properties along.
+    Community records are left out unless ``community`` (the community's own discovery, which
+    narrows the hits to its member's scope itself)."""
     vmap = vector_indexes(db)
     # no labels: every searchable label (a community's records are found only when named)
     targets = [
@@ -48,7 +51,7 @@ def vector_search(
     ]
     if not targets or not vectors:
         return []
-    guard = both(generic_guard(caller, "n"), when)
+    guard = both(node_guard(caller, "n") if community else generic_guard(caller, "n"), when)
     params = {"vecs": [list(v) for v in vectors], "k": k, "sessionId": session_id, **guard.params}
     # Neo4j 2026.08's filtered SEARCH fails inside Lucene (ArrayIndexOutOfBoundsException in
     # FixedBitSet.get) when the index's newest segment holds a deleted node and the search
