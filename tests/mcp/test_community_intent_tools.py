@@ -37,12 +37,14 @@ async def _as_ada(env: dict[str, str], errlog: Path, network: str) -> dict[str, 
                     {"intents": [{"description": "Looking for a React co-founder", "type": "seeking"}]},
                 )
             )
+            discovered = await s.call_tool(
+                "discover_opportunities", {"query": "a React co-founder", "networkId": network}
+            )
             return {
                 "made": made,
                 "read": _data(await s.call_tool("read_intents", {})),
-                "discovered": _data(
-                    await s.call_tool("discover_opportunities", {"query": "a React co-founder", "networkId": network})
-                ),
+                "discovered": _data(discovered),
+                "discovered_meta": discovered.meta,
                 "direct": _data(await s.call_tool("discover_opportunities", {"targetMemberId": "bob"})),
                 "as_bob": await s.call_tool("create_intent", {"content": "I offer design", "memberId": "bob"}),
                 "outsider": await s.call_tool("discover_opportunities", {"targetMemberId": "eve"}),
@@ -100,6 +102,8 @@ def test_a_members_server_records_reads_and_discovers_for_that_member_only(
     assert [i["intentId"] for i in out["read"]["intents"]] == [made["intentId"]]
     assert out["discovered"]["scope"] == [network] and out["discovered"]["degraded"]
     assert {t["type"] for t in out["discovered"]["trace"]} >= {"graph_start", "graph_end"}
+    # the same events in the result's MCP metadata, where a client reads them without the answer
+    assert out["discovered_meta"]["maxy/trace"] == out["discovered"]["trace"]
     assert out["direct"]["path"] == "direct" and out["direct"]["considered"] == 1
     for refused in (out["as_bob"], out["outsider"]):
         assert refused.is_error and "you can see in this account" in text(refused)

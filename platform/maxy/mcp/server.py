@@ -7,7 +7,9 @@
   function's signature without its ``ctx`` parameter (the SDK builds it; field titles are
   derived from the names when the tool gives none);
 - a tool that declares an ``output`` model lists it as its ``outputSchema`` and answers with a
-  text block plus the same answer as ``structuredContent`` (checked against the schema);
+  text block plus the same answer as ``structuredContent`` (checked against the schema); the
+  trace events an answer carries (its ``trace`` list) are in the result's ``_meta`` under
+  ``maxy/trace`` as well;
 - the prompts a plugin's manifest lists are served as MCP prompts (prompts/list, prompts/get
   returning the file's text) by every role's server that registers one of its tools;
 - the server's ``instructions`` say which tool is for what, how search relevance reads and
@@ -64,6 +66,7 @@ ContextFactory = Callable[[str, Mapping[str, str] | None], ToolContext]
 
 _current_ctx: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("maxy_tool_ctx", default=None)
 _log = logging.getLogger("maxy.mcp")
+TRACE_META_KEY = "maxy/trace"
 
 
 class BootGateError(MaxyError):
@@ -259,7 +262,8 @@ def _titled(annotation: Any, name: str) -> Any:
 
 def _structured(spec: ToolSpec, value: Any) -> CallToolResult:
     """A declared-output tool's answer: the text block (its Rendered text, else the data as
-    JSON) and the data as structuredContent."""
+    JSON) and the data as structuredContent; the trace events the answer carries (a non-empty
+    ``trace`` list) are in the result's ``_meta`` too, under ``maxy/trace``."""
     data: Mapping[str, Any]
     if isinstance(value, Rendered):
         text, data = str(value), value.data
@@ -267,9 +271,12 @@ def _structured(spec: ToolSpec, value: Any) -> CallToolResult:
         text, data = _as_text(value), value
     else:
         raise TypeError(f"{spec.name} declares an output schema but returned {type(value).__name__}")
+    structured = json.loads(json.dumps(data, ensure_ascii=False, default=str))
+    events = structured.get("trace")
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=json.loads(json.dumps(data, ensure_ascii=False, default=str)),
+        structured_content=structured,
+        meta={TRACE_META_KEY: events} if isinstance(events, list) and events else None,
     )
 
 
