@@ -276,7 +276,7 @@ def _structured(spec: ToolSpec, value: Any) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=structured,
-        meta={TRACE_META_KEY: events} if isinstance(events, list) and events else None,
+        _meta={TRACE_META_KEY: events} if isinstance(events, list) and events else None,
     )
 
 
