@@ -8,7 +8,9 @@
 The caller authenticates with an API key bound to a member (``maxy mcp key create --member``),
 checked as ``/mcp`` checks it. ``{id}`` is the caller's own agent id, its key id: any other id,
 like a key without a member, answers 404 exactly as an agent that does not exist. A negotiation
-the member cannot see is a 404 too; one whose turn this agent has not claimed is a 409.
+the member cannot see is a 404 too; one whose turn this agent has not claimed is a 409. A turn's
+body is read up to :data:`MAX_BODY_BYTES` and no further: a larger Content-Length, or a stream
+that runs past it, is a 413 before the rest is read.
 """
 
 from __future__ import annotations
@@ -28,12 +30,26 @@ from .parked import NotYourTurn, pickup, respond
 
 MAX_BODY_BYTES = 64 * 1024
 NO_AGENT = {"error": "id: no agent with this id; it is your API key's id (mxy_<keyId>_...)"}
+TOO_LARGE = {"error": f"body: more than {MAX_BODY_BYTES} bytes; send one turn, its reasoning and message shorter"}
+
+
+async def read_turn(request: Request) -> bytes | None:
+    """The request's body, read no further than MAX_BODY_BYTES: None when its declared length
+    or the stream itself runs past it."""
+    declared = request.headers.get("content-length", "").strip()
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def answer(negotiations: Negotiations, record: Any, negotiation_id: str, raw: bytes) -> tuple[int, dict[str, Any]]:
     """(HTTP status, body) of a respond call: the negotiation after the turn, or the refusal."""
-    if len(raw) > MAX_BODY_BYTES:
-        return 413, {"error": f"body: more than {MAX_BODY_BYTES} bytes"}
     try:
         payload = json.loads(raw or b"null")
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
@@ -102,6 +118,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
             401: {"description": "no valid API key"},
             404: {"description": "the id is not this key's id, or no negotiation the member can see"},
             409: {"description": "the negotiation's turn is not claimed by this agent"},
+            413: {"description": f"a body of more than {MAX_BODY_BYTES} bytes"},
         },
     )
     async def negotiation_respond(request: Request, agent_id: str, negotiation_id: str) -> Any:
@@ -110,6 +127,9 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
         record, refusal = await agent_of(request, agent_id)
         if refusal is not None:
             return refusal
-        raw = await request.body()
+        raw = await read_turn(request)
+        if raw is None:
+            log_line("negotiation", "http-refused", keyId=record.key_id, reason="body-too-large")
+            return JSONResponse(TOO_LARGE, status_code=413)
         status, body = await run_in_threadpool(answer, negotiations_for(record), record, negotiation_id, raw)
         return JSONResponse(body, status_code=status)
