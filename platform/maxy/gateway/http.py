@@ -44,16 +44,28 @@ def check_length(content_length: str | None) -> None:
         )
 
 
-async def read_capped(request: Request) -> bytes:
-    """The request's body, read no further than MAX_BODY_BYTES (BodyTooLarge past it)."""
-    check_length(request.headers.get("content-length"))
+async def read_within(request: Request, limit: int) -> bytes | None:
+    """The request's body, read no further than ``limit`` bytes: None when its declared length
+    or the stream itself runs past it (the caller answers 413 in its own words)."""
+    declared = (request.headers.get("content-length") or "").strip()
+    if declared.isdigit() and int(declared) > limit:
+        return None
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise BodyTooLarge("body", f"more than {MAX_BODY_BYTES} bytes: screen one message at a time")
+        if size > limit:
+            return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def read_capped(request: Request) -> bytes:
+    """The request's body, read no further than MAX_BODY_BYTES (BodyTooLarge past it)."""
+    check_length(request.headers.get("content-length"))
+    raw = await read_within(request, MAX_BODY_BYTES)
+    if raw is None:
+        raise BodyTooLarge("body", f"more than {MAX_BODY_BYTES} bytes: screen one message at a time")
+    return raw
 
 
 def read_body(raw: bytes) -> tuple[str, str, str | None]:

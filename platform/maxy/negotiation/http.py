@@ -33,21 +33,6 @@ NO_AGENT = {"error": "id: no agent with this id; it is your API key's id (mxy_<k
 TOO_LARGE = {"error": f"body: more than {MAX_BODY_BYTES} bytes; send one turn, its reasoning and message shorter"}
 
 
-async def read_turn(request: Request) -> bytes | None:
-    """The request's body, read no further than MAX_BODY_BYTES: None when its declared length
-    or the stream itself runs past it."""
-    declared = request.headers.get("content-length", "").strip()
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def answer(negotiations: Negotiations, record: Any, negotiation_id: str, raw: bytes) -> tuple[int, dict[str, Any]]:
     """(HTTP status, body) of a respond call: the negotiation after the turn, or the refusal."""
     try:
@@ -69,7 +54,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse, Response
 
-    from ..gateway.http import UsableKeys
+    from ..gateway.http import UsableKeys, read_within
     from ..mcp.http import presented_key, unauthorized
 
     keys = UsableKeys(settings, db, embedder)
@@ -127,7 +112,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
         record, refusal = await agent_of(request, agent_id)
         if refusal is not None:
             return refusal
-        raw = await read_turn(request)
+        raw = await read_within(request, MAX_BODY_BYTES)
         if raw is None:
             log_line("negotiation", "http-refused", keyId=record.key_id, reason="body-too-large")
             return JSONResponse(TOO_LARGE, status_code=413)
