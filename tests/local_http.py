@@ -1,8 +1,10 @@
 """Local HTTP servers for tests: the lifecycle the fake HTTP APIs share (a ThreadingHTTPServer
-on 127.0.0.1 in a thread), and Maxy's own ASGI app under uvicorn."""
+on 127.0.0.1 in a thread), Maxy's own ASGI app under uvicorn, and a POST written by hand."""
 
 from __future__ import annotations
 
+import select
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,3 +72,31 @@ def serve_app(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def raw_post(url: str, key: str, head: str, chunks: list[bytes]) -> tuple[int, dict[str, str], bytes]:
+    """A POST to ``url`` written by hand, with the API key as ``x-api-key``: ``head`` holds the
+    body's framing headers; the chunks are sent one by one until the server answers (it may
+    answer before the body is over). Returns (status, headers, body)."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    path = "/" + url.split("//", 1)[1].split("/", 1)[1]
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: {host}\r\nx-api-key: {key}\r\n"
+            f"content-type: application/json\r\n{head}Connection: close\r\n\r\n".encode()
+        )
+        for chunk in chunks:
+            if select.select([sock], [], [], 0)[0]:
+                break  # answered already: the rest is never read
+            try:
+                sock.sendall(chunk)
+            except OSError:
+                break
+        select.select([sock], [], [], 30)
+        data = b""
+        while chunk := sock.recv(1 << 16):
+            data += chunk
+    header_block, _, body = data.partition(b"\r\n\r\n")
+    lines = header_block.decode("latin-1").split("\r\n")
+    headers = {n.strip().lower(): v.strip() for n, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body

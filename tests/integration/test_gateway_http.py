@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import select
-import socket
 from pathlib import Path
 
 import httpx
@@ -22,7 +20,7 @@ from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
 
 from tests.fake_anthropic import FakeAnthropic
-from tests.local_http import serve_app
+from tests.local_http import raw_post, serve_app
 
 ASK = "Do you deliver to Leeds and how long does it take?"
 
@@ -50,32 +48,6 @@ def site(account, data_root: Path, monkeypatch):
         settings = load_settings(DATA_ROOT=data_root, ANTHROPIC_API_KEY="test-key")
         with serve_app(create_app(discover_plugins(None, []), settings)) as base:
             yield f"{base}/gateway/screen", fake, admin, public
-
-
-def _raw_post(url: str, key: str, head: str, chunks: list[bytes]) -> tuple[int, dict[str, str], bytes]:
-    """A POST written by hand: ``head`` holds the body's framing headers; the chunks are sent
-    one by one until the server answers (it may answer before the body is over)."""
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
-        sock.sendall(
-            f"POST /gateway/screen HTTP/1.1\r\nHost: {host}\r\nx-api-key: {key}\r\n"
-            f"content-type: application/json\r\n{head}Connection: close\r\n\r\n".encode()
-        )
-        for chunk in chunks:
-            if select.select([sock], [], [], 0)[0]:
-                break  # answered already: the rest is never read
-            try:
-                sock.sendall(chunk)
-            except OSError:
-                break
-        select.select([sock], [], [], 30)
-        data = b""
-        while chunk := sock.recv(1 << 16):
-            data += chunk
-    header_block, _, body = data.partition(b"\r\n\r\n")
-    lines = header_block.decode("latin-1").split("\r\n")
-    headers = {n.strip().lower(): v.strip() for n, _, v in (line.partition(":") for line in lines[1:])}
-    return int(lines[0].split()[1]), headers, body
 
 
 def _post(url: str, key: str | None, body: object = None, *, raw: bytes | None = None) -> httpx.Response:
@@ -148,7 +120,7 @@ def test_a_bad_body_is_400_naming_the_field(site, raw: bytes, field: str) -> Non
 def test_a_body_past_the_cap_is_refused_before_it_is_read(site) -> None:
     url, fake, admin, _public = site
     # a declared length past the cap is answered at once: the server never waits for those bytes
-    status, _headers, body = _raw_post(url, admin, f"Content-Length: {100 * MAX_BODY_BYTES}\r\n", [])
+    status, _headers, body = raw_post(url, admin, f"Content-Length: {100 * MAX_BODY_BYTES}\r\n", [])
     error = json.loads(body)["error"]
     assert status == 413 and error == (
         f"body: {100 * MAX_BODY_BYTES} bytes, at most {MAX_BODY_BYTES}: screen one message at a time"
@@ -158,11 +130,11 @@ def test_a_body_past_the_cap_is_refused_before_it_is_read(site) -> None:
     payload = b"[" + b" " * MAX_BODY_BYTES
     pieces = [payload[at : at + 16_000] for at in range(0, len(payload), 16_000)]
     framed = [b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces]
-    status, _headers, body = _raw_post(url, admin, "Transfer-Encoding: chunked\r\n", framed)
+    status, _headers, body = raw_post(url, admin, "Transfer-Encoding: chunked\r\n", framed)
     assert status == 413 and json.loads(body)["error"] == (
         f"body: more than {MAX_BODY_BYTES} bytes: screen one message at a time"
     )
-    bad_length = _raw_post(url, admin, "Content-Length: lots\r\n", [])
+    bad_length = raw_post(url, admin, "Content-Length: lots\r\n", [])
     assert bad_length[0] == 400
     assert fake.requests == []
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import select
-import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from maxy.plugins.discovery import discover_plugins
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.integration.negotiation_setup import SEED, opportunity
-from tests.local_http import serve_app
+from tests.local_http import raw_post, serve_app
 
 ACCEPT = {
     "action": "accept",
@@ -105,30 +103,6 @@ def test_a_members_agent_picks_up_and_answers_its_turn(served) -> None:
     assert _post(respond, bob_key, ACCEPT).status_code == 409  # answered once
 
 
-def _raw_post(base: str, path: str, key: str, head: str, chunks: list[bytes]) -> tuple[int, bytes]:
-    """A POST written by hand: ``head`` holds the body's framing headers; the chunks are sent one
-    by one until the server answers (it may answer before the body is over)."""
-    host, port = base.split("//", 1)[1].split(":")
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
-        sock.sendall(
-            f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
-            f"content-type: application/json\r\n{head}Connection: close\r\n\r\n".encode()
-        )
-        for chunk in chunks:
-            if select.select([sock], [], [], 0)[0]:
-                break  # answered already: the rest is never read
-            try:
-                sock.sendall(chunk)
-            except OSError:
-                break
-        select.select([sock], [], [], 30)
-        data = b""
-        while chunk := sock.recv(1 << 16):
-            data += chunk
-    header_block, _, body = data.partition(b"\r\n\r\n")
-    return int(header_block.split(b"\r\n", 1)[0].split()[1]), body
-
-
 def test_a_turn_past_the_cap_is_refused_before_it_is_read(served) -> None:
     base, keys, started, negotiations = served
     bob_key, bob = keys["bob"]
@@ -137,7 +111,7 @@ def test_a_turn_past_the_cap_is_refused_before_it_is_read(served) -> None:
     before = len(negotiations.load(nid).turns)
     path = f"/api/agents/{bob.key_id}/negotiations/{nid}/respond"
     # a declared length past the cap is answered at once: the server never waits for those bytes
-    status, body = _raw_post(base, path, bob_key, f"Content-Length: {100 * MAX_BODY_BYTES}\r\n", [])
+    status, _headers, body = raw_post(f"{base}{path}", bob_key, f"Content-Length: {100 * MAX_BODY_BYTES}\r\n", [])
     assert (status, json.loads(body)) == (413, TOO_LARGE)
     # a chunked body has no length: read up to the cap and refused as it runs past it (one byte
     # past it, and no end: a server reading on would wait for the rest, and time out)
@@ -145,7 +119,7 @@ def test_a_turn_past_the_cap_is_refused_before_it_is_read(served) -> None:
     framed = [
         b"%x\r\n%s\r\n" % (len(p), p) for p in (payload[at : at + 16_000] for at in range(0, len(payload), 16_000))
     ]
-    status, body = _raw_post(base, path, bob_key, "Transfer-Encoding: chunked\r\n", framed)
+    status, _headers, body = raw_post(f"{base}{path}", bob_key, "Transfer-Encoding: chunked\r\n", framed)
     assert (status, json.loads(body)) == (413, TOO_LARGE)
     assert len(negotiations.load(nid).turns) == before  # nothing recorded: the claim still stands
     assert _post(f"{base}{path}", bob_key, ACCEPT).status_code == 200
