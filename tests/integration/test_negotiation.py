@@ -17,7 +17,7 @@ from maxy.community.view import MemberView
 from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
-from maxy.negotiation import Negotiations, NotYourTurn, pickup, respond, sweep
+from maxy.negotiation import Negotiations, TurnConflict, pickup, respond, sweep
 from maxy.opportunities import create_opportunity, get_opportunity
 from maxy.taskstore import TaskStore
 
@@ -191,7 +191,7 @@ def test_mixed_parks_the_personal_turn_and_the_claiming_agent_answers(db, accoun
         "action": "counter",
         "assessment": {"reasoning": "need dates", "suggestedRoles": {"ownUser": "agent", "otherUser": "patient"}},
     }
-    with pytest.raises(NotYourTurn, match="^negotiationId: no turn of negotiation .* is claimed by this agent"):
+    with pytest.raises(TurnConflict, match="^negotiationId: no turn of negotiation .* is claimed by this agent"):
         respond(negotiations, "bob", "key-bob-2", out["negotiationId"], answer)
     with pytest.raises(ValidationError, match="^negotiationId: no negotiation"):
         respond(negotiations, "carol", "key-carol", out["negotiationId"], answer)
@@ -207,6 +207,38 @@ def test_mixed_parks_the_personal_turn_and_the_claiming_agent_answers(db, accoun
     final = respond(negotiations, "bob", "key-bob", out["negotiationId"], {**answer, "action": "question"})
     assert final["state"] == "completed" and final["outcome"]["reason"] == "turn_cap" and final["turnCount"] == 8
     assert [t["by"] for t in final["turns"]] == ["system", "personal"] * 4
+
+
+def test_a_turn_that_keeps_changing_under_every_try_is_a_conflict(
+    db, account, embedder, clock, llm, monkeypatch
+) -> None:
+    """A negotiation whose every write goes stale (another writer each time) is refused as a 409,
+    never as the 404 of a negotiation the member cannot see."""
+    from types import SimpleNamespace
+
+    from maxy.negotiation import http as negotiation_http
+    from maxy.negotiation import state as st
+
+    negotiations, opp_id = _setup(db, account, embedder, clock)
+    _script(llm, ["propose"])
+    out = negotiations.start(opp_id, seed=SEED, candidate_kind="personal")
+    assert pickup(negotiations, "bob", "key-bob") is not None
+
+    def always_stale(*args: Any, **kwargs: Any) -> Any:
+        raise st.Stale("moved")
+
+    monkeypatch.setattr(negotiations, "_record", always_stale)
+    body = {
+        "action": "counter",
+        "assessment": {"reasoning": "r", "suggestedRoles": {"ownUser": "agent", "otherUser": "patient"}},
+    }
+    record = SimpleNamespace(member_id="bob", key_id="key-bob")
+    status, answer = negotiation_http.answer(negotiations, record, out["negotiationId"], json.dumps(body).encode())
+    assert (status, answer) == (
+        409,
+        {"error": "negotiationId: the negotiation keeps changing under this call: read it again"},
+    )
+    assert negotiations.load(out["negotiationId"], MemberView(negotiations.caller, "bob")).state == "claimed"
 
 
 def test_personal_accept_gives_the_opportunity(db, account, embedder, clock, llm) -> None:
@@ -270,7 +302,7 @@ def test_an_expired_claim_returns_to_the_queue_and_the_fallback_takes_the_turn(
         "action": "accept",
         "assessment": {"reasoning": "late", "suggestedRoles": {"ownUser": "agent", "otherUser": "patient"}},
     }
-    with pytest.raises(NotYourTurn):
+    with pytest.raises(TurnConflict):
         respond(negotiations, "bob", "key-bob", nid, late)  # the expired claim no longer answers
     clock.advance(hours=18)  # 24 hours after the turn was first parked: the system takes it
     result = sweep(negotiations)
@@ -409,7 +441,7 @@ def test_a_members_own_server_answers_its_waiting_turn(db, account, embedder, cl
         "action": "reject",
         "assessment": {"reasoning": "no", "suggestedRoles": {"ownUser": "peer", "otherUser": "peer"}},
     }
-    with pytest.raises(NotYourTurn):
+    with pytest.raises(TurnConflict):
         respond_as_member(negotiations, "ada", nid, reject)  # not ada's turn
     out = respond_as_member(negotiations, "bob", nid, reject)
     assert out["outcome"]["status"] == "rejected" and out["turns"][1]["by"] == "personal"

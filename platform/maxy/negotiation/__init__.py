@@ -2,14 +2,14 @@
 the system negotiator, parked turns for personal agents with durable timers, and the sweep."""
 
 from .engine import Negotiations
-from .parked import NotYourTurn, pickup, respond
+from .parked import TurnConflict, pickup, respond
 from .sweep import SweepLoop, sweep
 from .turns import ACTIONS, Outcome, Turn, check_turn, outcome, turn_cap
 
 __all__ = [
     "ACTIONS",
     "Negotiations",
-    "NotYourTurn",
+    "TurnConflict",
     "Outcome",
     "SweepLoop",
     "Turn",

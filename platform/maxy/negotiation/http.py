@@ -8,7 +8,8 @@
 The caller authenticates with an API key bound to a member (``maxy mcp key create --member``),
 checked as ``/mcp`` checks it. ``{id}`` is the caller's own agent id, its key id: any other id,
 like a key without a member, answers 404 exactly as an agent that does not exist. A negotiation
-the member cannot see is a 404 too; one whose turn this agent has not claimed is a 409. A turn's
+the member cannot see is a 404 too; one whose turn this agent has not claimed, or that kept
+changing under every try, is a 409. A turn's
 body is read up to :data:`MAX_BODY_BYTES` and no further: a larger Content-Length, or a stream
 that runs past it, is a 413 before the rest is read.
 """
@@ -26,7 +27,7 @@ from ..db import Database
 from ..errors import ValidationError
 from ..logs import log_line, short
 from .engine import Negotiations
-from .parked import NotYourTurn, pickup, respond
+from .parked import TurnConflict, pickup, respond
 
 MAX_BODY_BYTES = 64 * 1024
 NO_AGENT = {"error": "id: no agent with this id; it is your API key's id (mxy_<keyId>_...)"}
@@ -41,7 +42,7 @@ def answer(negotiations: Negotiations, record: Any, negotiation_id: str, raw: by
         return 400, {"error": "body: not JSON; send {action, assessment, message?}"}
     try:
         return 200, respond(negotiations, record.member_id, record.key_id, negotiation_id, payload)
-    except NotYourTurn as err:
+    except TurnConflict as err:
         return 409, {"error": str(err)}
     except ValidationError as err:
         if err.field == "negotiationId":
@@ -102,7 +103,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
             400: {"description": "a body that is not a turn: the field and the reason"},
             401: {"description": "no valid API key"},
             404: {"description": "the id is not this key's id, or no negotiation the member can see"},
-            409: {"description": "the negotiation's turn is not claimed by this agent"},
+            409: {"description": "the negotiation's turn is not claimed by this agent, or it kept changing"},
             413: {"description": f"a body of more than {MAX_BODY_BYTES} bytes"},
         },
     )

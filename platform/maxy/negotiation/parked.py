@@ -24,8 +24,9 @@ from .turns import check_turn, next_side
 MAX_TRIES = 8
 
 
-class NotYourTurn(ValidationError):
-    """The negotiation is visible to the member but no turn of it is claimed by this agent (a 409)."""
+class TurnConflict(ValidationError):
+    """The negotiation is visible to the member but its state refuses the call (a 409): no turn of
+    it is claimed by this agent, or it kept changing under every try."""
 
 
 def _member_view(negotiations: Negotiations, member_id: str) -> MemberView:
@@ -99,7 +100,7 @@ def respond(
     for _ in range(MAX_TRIES):
         n = negotiations.load(negotiation_id, view)
         if n.state != "claimed" or n["claimedBy"] != agent_id or n["waitingMemberId"] != member_id:
-            raise NotYourTurn(
+            raise TurnConflict(
                 "negotiationId",
                 f"no turn of negotiation {negotiation_id!r} is claimed by this agent (it is {n.state}): "
                 "pick one up first (POST /api/agents/<id>/negotiations/pickup)",
@@ -124,7 +125,7 @@ def respond(
         except st.Stale:
             continue
         return negotiations.describe(negotiations.advance(n.id))
-    raise ValidationError("negotiationId", "the negotiation keeps changing under this call: read it again")
+    raise TurnConflict("negotiationId", "the negotiation keeps changing under this call: read it again")
 
 
 def respond_as_member(
