@@ -39,6 +39,14 @@ COMMUNITY_AGENTS = (
     "opportunity-evaluator",
     "negotiator",
 )
+
+
+def agent_model_variable(agent: str) -> str:
+    """The variable overriding one agent's model: ``negotiator`` -> ``MAXY_MODEL_NEGOTIATOR``."""
+    return "MAXY_MODEL_" + agent.upper().replace("-", "_")
+
+
+AGENT_MODEL_VARIABLES = tuple(agent_model_variable(agent) for agent in COMMUNITY_AGENTS)
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 BM25_STATS = ("account", "index")  # whose statistics BM25 ranks by (MAXY_BM25_STATS)
@@ -222,15 +230,7 @@ class Settings(BaseSettings):
         "ANTHROPIC_BASE_URL",
         "MAXY_SUMMARY_MODEL",
         "MAXY_COMMUNITY_MODEL",
-        "MAXY_MODEL_INTENT_INFERRER",
-        "MAXY_MODEL_INTENT_VERIFIER",
-        "MAXY_MODEL_INTENT_RECONCILER",
-        "MAXY_MODEL_INTENT_INDEXER",
-        "MAXY_MODEL_PROFILE_HYDE_GENERATOR",
-        "MAXY_MODEL_LENS_INFERRER",
-        "MAXY_MODEL_HYDE_GENERATOR",
-        "MAXY_MODEL_OPPORTUNITY_EVALUATOR",
-        "MAXY_MODEL_NEGOTIATOR",
+        *AGENT_MODEL_VARIABLES,
         "MAXY_COMMUNITY_TIMEOUT_S",
         "MAXY_CHUNK_MIN_CHARS",
         "MAXY_CHUNK_TARGET_CHARS",
@@ -253,15 +253,7 @@ class Settings(BaseSettings):
         "MAXY_SUMMARY_MODEL",
         "MAXY_AGENT_MODEL",
         "MAXY_COMMUNITY_MODEL",
-        "MAXY_MODEL_INTENT_INFERRER",
-        "MAXY_MODEL_INTENT_VERIFIER",
-        "MAXY_MODEL_INTENT_RECONCILER",
-        "MAXY_MODEL_INTENT_INDEXER",
-        "MAXY_MODEL_PROFILE_HYDE_GENERATOR",
-        "MAXY_MODEL_LENS_INFERRER",
-        "MAXY_MODEL_HYDE_GENERATOR",
-        "MAXY_MODEL_OPPORTUNITY_EVALUATOR",
-        "MAXY_MODEL_NEGOTIATOR",
+        *AGENT_MODEL_VARIABLES,
     )
     @classmethod
     def _one_token(cls, value: str | None) -> str | None:
@@ -465,15 +457,7 @@ FIXES: dict[str, str] = {
     "MAXY_AGENT_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it for that default",
     "MEMBER_ID": "set it to a member id (a letter or digit, then letters, digits, '.', '_', '@' or '-'; at most 64), or unset it",
     "MAXY_COMMUNITY_MODEL": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_INTENT_INFERRER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_INTENT_VERIFIER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_INTENT_RECONCILER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_INTENT_INDEXER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_PROFILE_HYDE_GENERATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_LENS_INFERRER": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_HYDE_GENERATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_OPPORTUNITY_EVALUATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
-    "MAXY_MODEL_NEGOTIATOR": "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it",
+    **{name: "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it" for name in AGENT_MODEL_VARIABLES},
     "MAXY_COMMUNITY_TIMEOUT_S": "set it to seconds above 0, e.g. 20, or unset it for each agent's own",
     "MAXY_DISCOVERY_NEGOTIATE_S": "set it to seconds, e.g. 60 (0 leaves every negotiation to the sweep)",
     "MAXY_CHUNK_MIN_CHARS": "set it to a number of characters, e.g. 300, or unset it",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..config import Settings
+from ..config import Settings, agent_model_variable
 from ..errors import ValidationError
 from ..llm import HAIKU
 
@@ -33,16 +33,11 @@ MODEL_SETTINGS: dict[str, ModelSetting] = {
 }
 
 
-def env_name(agent: str) -> str:
-    """The variable overriding one agent's model: ``negotiator`` -> ``MAXY_MODEL_NEGOTIATOR``."""
-    return "MAXY_MODEL_" + agent.upper().replace("-", "_")
-
-
 def model_for(settings: Settings, agent: str) -> ModelSetting:
     """The setting ``agent`` runs with, the environment's overrides applied."""
     base = MODEL_SETTINGS.get(agent)
     if base is None:
         raise ValidationError("agent", f"unknown model agent {agent!r}; one of {', '.join(MODEL_SETTINGS)}")
-    model = getattr(settings, env_name(agent)) or settings.MAXY_COMMUNITY_MODEL or base.model
+    model = getattr(settings, agent_model_variable(agent)) or settings.MAXY_COMMUNITY_MODEL or base.model
     timeout = settings.MAXY_COMMUNITY_TIMEOUT_S or base.timeout_s
     return replace(base, model=model, timeout_s=timeout)
