@@ -1,5 +1,6 @@
 """Shared fixtures: the real local Neo4j (started by the project's own code when needed),
-one fresh account per test under a temporary DATA_ROOT, cleaned up afterwards."""
+one fresh account per test under a temporary DATA_ROOT, cleaned up afterwards; the fake
+Messages API and settings with and without a key, for the model stages."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 from maxy.accounts import ValidatedAccount, create_account, validate_account
 from maxy.config import Settings, load_settings
+
+from tests.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture(scope="session")
@@ -89,3 +92,24 @@ def _maxy_log_level() -> Iterator[None]:
     level = logger.level
     yield
     logger.setLevel(level)
+
+
+@pytest.fixture()
+def fake_messages(monkeypatch) -> Iterator[FakeAnthropic]:
+    """The fake Messages API (tests/fake_anthropic.py), ``ANTHROPIC_BASE_URL`` pointing at it."""
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        yield server
+
+
+@pytest.fixture()
+def keyed() -> Settings:
+    """Settings with an Anthropic key (pair with ``fake_messages``)."""
+    return load_settings(ANTHROPIC_API_KEY="test-key")
+
+
+@pytest.fixture()
+def nokey(monkeypatch) -> Settings:
+    """Settings without an Anthropic key, the environment's included."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    return load_settings(ANTHROPIC_API_KEY="")

@@ -1,4 +1,4 @@
-"""Discovery with negotiation against the real Neo4j and the fake Messages API: a member's
+"""Discovery with negotiation against the real Neo4j and the fake_messages Messages API: a member's
 negotiation mode on the profile; each kept candidate stored negotiating and negotiated at once
 (system turns in-process, a personal member's turn parked for its agent); the outcome moves the
 opportunity (pending with the agreed roles, rejected, stalled at the cap); a rediscovery keeps the
@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from maxy.community import MemberView, add_member, community_writer, create_network, get_profile, upsert_profile
-from maxy.config import load_settings
 from maxy.discovery import discover_opportunities
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
@@ -20,24 +19,6 @@ from maxy.negotiation.parked import respond_as_member
 from maxy.opportunities import get_opportunity
 
 from tests.fake_anthropic import FakeAnthropic
-
-
-@pytest.fixture()
-def fake(monkeypatch):
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        yield server
-
-
-@pytest.fixture()
-def keyed():
-    return load_settings(ANTHROPIC_API_KEY="test-key")
-
-
-@pytest.fixture()
-def nokey(monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    return load_settings(ANTHROPIC_API_KEY="")
 
 
 @pytest.fixture()
@@ -56,17 +37,17 @@ def _evaluate(request: dict[str, Any], prompt: str) -> dict[str, Any]:
 
 
 @pytest.fixture()
-def pair(writer, nokey, fake):
+def pair(writer, nokey, fake_messages):
     """ada and bob share network "builders"; the evaluator keeps bob (88, should-meet)."""
     upsert_profile(writer, "ada", name="Ada", bio="Founder building a React app", model=False, settings=nokey)
     upsert_profile(writer, "bob", name="Bob", bio="React engineer and co-founder", model=False, settings=nokey)
     network = create_network(writer, "ada", name="builders")["networkId"]
     add_member(writer, "ada", network, "bob")
-    fake.tool_inputs["evaluate_opportunities"] = _evaluate
+    fake_messages.tool_inputs["evaluate_opportunities"] = _evaluate
     return network
 
 
-def _script(fake: FakeAnthropic, actions: list[str]) -> list[str]:
+def _script(fake_messages: FakeAnthropic, actions: list[str]) -> list[str]:
     """The system negotiator answers with ``actions`` in order; returns the sides it spoke for."""
     queue, sides = list(actions), []
 
@@ -77,7 +58,7 @@ def _script(fake: FakeAnthropic, actions: list[str]) -> list[str]:
         other = "agent" if own == "patient" else "patient"
         return {"action": action, "reasoning": f"model says {action}", "ownUser": own, "otherUser": other}
 
-    fake.tool_inputs["negotiation_turn"] = answer
+    fake_messages.tool_inputs["negotiation_turn"] = answer
     return sides
 
 
@@ -100,8 +81,10 @@ def test_the_negotiation_mode_is_on_the_profile(writer, db, nokey):
         upsert_profile(writer, "ada", name="Ada", negotiation_mode="robot", model=False, settings=nokey)
 
 
-def test_both_systems_agree_and_the_opportunity_is_pending_with_the_agreed_roles(writer, db, pair, keyed, fake):
-    sides = _script(fake, ["propose", "accept"])
+def test_both_systems_agree_and_the_opportunity_is_pending_with_the_agreed_roles(
+    writer, db, pair, keyed, fake_messages
+):
+    sides = _script(fake_messages, ["propose", "accept"])
     out = _discover(writer, keyed, negotiate=True, trigger="orchestrator")
     assert out["negotiated"] and sides == ["source", "candidate"]
     (found,) = out["opportunities"]
@@ -118,16 +101,16 @@ def test_both_systems_agree_and_the_opportunity_is_pending_with_the_agreed_roles
     assert stored.seed["score"] == 88 and stored.seed["valencyRole"] == "agent" and stored["trigger"] == "orchestrator"
     assert stored["discoveryQuery"] == "a React co-founder"
     # the same discovery again reports the same negotiation; nothing is negotiated twice
-    before = len(fake.requests)
+    before = len(fake_messages.requests)
     again = _discover(writer, keyed, negotiate=True)
     (repeat,) = again["opportunities"]
     assert repeat["negotiation"]["negotiationId"] == negotiation["negotiationId"]
     assert repeat["opportunity"]["deduplicated"] and repeat["opportunity"]["status"] == "pending"
-    assert [r["body"]["tool_choice"]["name"] for r in fake.requests[before:]] == ["evaluate_opportunities"]
+    assert [r["body"]["tool_choice"]["name"] for r in fake_messages.requests[before:]] == ["evaluate_opportunities"]
 
 
-def test_a_rejection_and_a_stall_at_the_cap_move_the_opportunity(writer, db, pair, keyed, fake):
-    _script(fake, ["propose", "reject"])
+def test_a_rejection_and_a_stall_at_the_cap_move_the_opportunity(writer, db, pair, keyed, fake_messages):
+    _script(fake_messages, ["propose", "reject"])
     (rejected,) = _discover(writer, keyed, negotiate=True)["opportunities"]
     assert rejected["opportunity"]["status"] == "rejected"
     assert rejected["negotiation"]["outcome"]["hasOpportunity"] is False
@@ -139,7 +122,7 @@ def test_a_rejection_and_a_stall_at_the_cap_move_the_opportunity(writer, db, pai
     upsert_profile(writer, "cyd", name="Bob", bio="Another React engineer", model=False)
     other = create_network(writer, "ada", name="second")["networkId"]
     add_member(writer, "ada", other, "cyd")
-    _script(fake, ["propose"])
+    _script(fake_messages, ["propose"])
     out = discover_opportunities(
         writer, MemberView(writer.caller, "ada"), keyed, target_member_id="cyd", query="x", negotiate=True
     )
@@ -148,11 +131,11 @@ def test_a_rejection_and_a_stall_at_the_cap_move_the_opportunity(writer, db, pai
     assert stalled["negotiation"]["turnCount"] == 6 and stalled["negotiation"]["outcome"]["reason"] == "turn_cap"
 
 
-def test_a_personal_members_turn_is_parked_for_its_agent(writer, db, pair, keyed, fake, nokey):
+def test_a_personal_members_turn_is_parked_for_its_agent(writer, db, pair, keyed, fake_messages, nokey):
     upsert_profile(
         writer, "bob", name="Bob", bio="React engineer and co-founder", negotiation_mode="personal", model=False
     )
-    sides = _script(fake, ["propose"])
+    sides = _script(fake_messages, ["propose"])
     (found,) = _discover(writer, keyed, negotiate=True)["opportunities"]
     negotiation = found["negotiation"]
     assert sides == ["source"]  # only ada's system turn ran; bob's waits for his agent
@@ -179,10 +162,10 @@ def test_a_personal_members_turn_is_parked_for_its_agent(writer, db, pair, keyed
     )
 
 
-def test_without_negotiation_they_stay_latent_and_a_later_negotiation_takes_them(writer, pair, keyed, fake):
+def test_without_negotiation_they_stay_latent_and_a_later_negotiation_takes_them(writer, pair, keyed, fake_messages):
     (latent,) = _discover(writer, keyed, trigger="orchestrator")["opportunities"]
     assert latent["opportunity"]["status"] == "latent" and "negotiation" not in latent
-    _script(fake, ["propose", "accept"])
+    _script(fake_messages, ["propose", "accept"])
     (negotiated,) = _discover(writer, keyed, negotiate=True)["opportunities"]
     assert negotiated["opportunity"]["opportunityId"] == latent["opportunity"]["opportunityId"]
     assert negotiated["opportunity"]["status"] == "pending" and negotiated["negotiation"]["state"] == "completed"

@@ -1,4 +1,4 @@
-"""Intents and discovery against the real Neo4j and the fake Messages API: each path of the
+"""Intents and discovery against the real Neo4j and the fake_messages Messages API: each path of the
 intent pipeline (create, update, delete, propose; a vague intent enriched and verified again; an
 assertive one dropped; explicit intents without a key), the indexer's assign and refuse at 0.7,
 and discovery from an intent, from a query with lenses (cached the second time), the direct
@@ -10,7 +10,6 @@ import re
 
 import pytest
 from maxy.community import MemberView, add_member, community_writer, create_network, trace, upsert_profile
-from maxy.config import load_settings
 from maxy.discovery import discover_opportunities
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
@@ -23,32 +22,12 @@ from maxy.intents import (
     update_intent,
 )
 
-from tests.fake_anthropic import FakeAnthropic
-
 PROFILES = {
     "ada": ("Ada", "Founder building a React app for community gardens", ["product", "gardening"]),
     "bob": ("Bob", "Senior React and TypeScript engineer who co-founds startups", ["react", "typescript"]),
     "cyd": ("Cyd", "Watercolour painter and art teacher", ["painting"]),
     "eve": ("Eve", "React engineer looking for a co-founder", ["react"]),
 }
-
-
-@pytest.fixture()
-def fake(monkeypatch):
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        yield server
-
-
-@pytest.fixture()
-def keyed():
-    return load_settings(ANTHROPIC_API_KEY="test-key")
-
-
-@pytest.fixture()
-def nokey(monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    return load_settings(ANTHROPIC_API_KEY="")
 
 
 @pytest.fixture()
@@ -72,8 +51,8 @@ def _view(writer, member):
     return MemberView(writer.caller, member)
 
 
-def _tools(fake):
-    return [r["body"].get("tool_choice", {}).get("name") for r in fake.requests]
+def _tools(fake_messages):
+    return [r["body"].get("tool_choice", {}).get("name") for r in fake_messages.requests]
 
 
 def _block(prompt, tag):
@@ -104,8 +83,8 @@ def _infer(request, prompt):
 # -- the intent pipeline ----------------------------------------------------------------------
 
 
-def test_create_infers_verifies_drops_assertive_and_assigns_open_networks(writer, community, keyed, fake):
-    fake.tool_inputs |= {"record_intents": _infer, "verify_intent": _verify}
+def test_create_infers_verifies_drops_assertive_and_assigns_open_networks(writer, community, keyed, fake_messages):
+    fake_messages.tool_inputs |= {"record_intents": _infer, "verify_intent": _verify}
     with trace.collecting():
         out = create_intents(
             writer,
@@ -136,8 +115,8 @@ def test_create_infers_verifies_drops_assertive_and_assigns_open_networks(writer
         get_intent(writer.db, _view(writer, "eve"), out["created"][0]["intentId"])
 
 
-def test_a_vague_intent_is_enriched_from_the_profile_and_verified_again(writer, community, keyed, fake):
-    fake.tool_inputs["verify_intent"] = _verify
+def test_a_vague_intent_is_enriched_from_the_profile_and_verified_again(writer, community, keyed, fake_messages):
+    fake_messages.tool_inputs["verify_intent"] = _verify
     out = create_intents(
         writer, _view(writer, "ada"), keyed, intents=[{"description": "find me a job", "type": "seeking"}]
     )
@@ -145,21 +124,21 @@ def test_a_vague_intent_is_enriched_from_the_profile_and_verified_again(writer, 
     assert created["description"] == "Looking for a React product engineering role"
     assert created["enrichedFrom"] == "find me a job" and created["verified"]
     assert created["felicityClarity"] == 85 and created["entropy"] == 0.2
-    verify_prompts = [r for r in fake.requests if r["body"]["tool_choice"]["name"] == "verify_intent"]
+    verify_prompts = [r for r in fake_messages.requests if r["body"]["tool_choice"]["name"] == "verify_intent"]
     assert len(verify_prompts) == 2
     assert "Founder building a React app" in verify_prompts[0]["body"]["messages"][0]["content"]  # the profile
 
 
-def test_propose_verifies_without_storing(writer, community, keyed, fake):
-    fake.tool_inputs |= {"record_intents": _infer, "verify_intent": _verify}
+def test_propose_verifies_without_storing(writer, community, keyed, fake_messages):
+    fake_messages.tool_inputs |= {"record_intents": _infer, "verify_intent": _verify}
     out = create_intents(writer, _view(writer, "ada"), keyed, content="Looking for a mentor.", propose=True)
     assert [p["description"] for p in out["proposed"]] == ["Looking for a mentor"]
     assert out["proposed"][0]["speechAct"] == "DIRECTIVE"
     assert read_intents(writer.db, _view(writer, "ada"), "ada") == []
 
 
-def test_reconciler_updates_and_expires_against_active_intents(writer, community, keyed, fake):
-    fake.tool_inputs["verify_intent"] = _verify
+def test_reconciler_updates_and_expires_against_active_intents(writer, community, keyed, fake_messages):
+    fake_messages.tool_inputs["verify_intent"] = _verify
     first = create_intents(
         writer,
         _view(writer, "ada"),
@@ -170,7 +149,7 @@ def test_reconciler_updates_and_expires_against_active_intents(writer, community
         ],
     )
     cofounder, logo = (c["intentId"] for c in first["created"])
-    fake.tool_inputs["reconcile_intents"] = lambda request, prompt: {
+    fake_messages.tool_inputs["reconcile_intents"] = lambda request, prompt: {
         "actions": [
             {"action": "update", "intentId": cofounder, "candidate": 0},
             {"action": "expire", "intentId": logo},
@@ -192,8 +171,8 @@ def test_reconciler_updates_and_expires_against_active_intents(writer, community
     assert read_intents(writer.db, _view(writer, "ada"), "ada", status="expired")[0]["intentId"] == logo
 
 
-def test_update_and_delete_own_intents_only(writer, community, keyed, fake):
-    fake.tool_inputs["verify_intent"] = _verify
+def test_update_and_delete_own_intents_only(writer, community, keyed, fake_messages):
+    fake_messages.tool_inputs["verify_intent"] = _verify
     (made,) = create_intents(
         writer, _view(writer, "ada"), keyed, intents=[{"description": "Looking for a mentor", "type": "seeking"}]
     )["created"]
@@ -230,9 +209,9 @@ def test_without_a_key_explicit_intents_are_stored_as_written_and_unverified(wri
         create_intents(writer, view, nokey, member_id="bob", intents=intents)
 
 
-def test_indexer_assigns_at_0_7_with_the_weighting_and_refuses_below(writer, community, keyed, nokey, fake):
+def test_indexer_assigns_at_0_7_with_the_weighting_and_refuses_below(writer, community, keyed, nokey, fake_messages):
     scores = {}
-    fake.tool_inputs["score_intent_network"] = lambda request, prompt: scores
+    fake_messages.tool_inputs["score_intent_network"] = lambda request, prompt: scores
     ada = _view(writer, "ada")
     net = create_network(writer, "ada", name="investors", prompt="Early-stage investors and founders raising")
     net_id = net["networkId"]
@@ -301,14 +280,14 @@ def _hyde(request, prompt):
 
 
 @pytest.fixture()
-def discovery_fake(fake):
-    fake.tool_inputs |= {
+def discovery_fake(fake_messages):
+    fake_messages.tool_inputs |= {
         "record_lenses": _lenses,
         "write_hypothetical_document": _hyde,
         "evaluate_opportunities": _evaluate,
         "verify_intent": _verify,
     }
-    return fake
+    return fake_messages
 
 
 def _intents(writer, settings, network):
@@ -428,13 +407,13 @@ def test_kept_candidates_become_opportunities_once(writer, community, keyed, nok
     assert second["deduplicated"] and second["opportunityId"] == made["opportunityId"]
 
 
-def test_a_failing_model_degrades_each_step_and_says_why(writer, community, keyed, nokey, fake):
-    fake.mode = "wrong-tool"
+def test_a_failing_model_degrades_each_step_and_says_why(writer, community, keyed, nokey, fake_messages):
+    fake_messages.mode = "wrong-tool"
     out = create_intents(
         writer, _view(writer, "bob"), keyed, intents=[{"description": "I offer React mentoring", "type": "offering"}]
     )
     assert out["created"][0]["verified"] is False and out["reason"] == "verification: unreadable-answer"
-    fake.mode = "500"
+    fake_messages.mode = "500"
     found = discover_opportunities(writer, _view(writer, "ada"), keyed, query="a React mentor", persist=False)
     assert found["degraded"] and "lenses: api-error" in found["reason"] and "evaluation: api-error" in found["reason"]
     assert all("similarity" in o["reasoning"] for o in found["opportunities"])
