@@ -11,37 +11,25 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 from maxy.config import load_settings
 from maxy.mcp.http import create_app
 from maxy.mcp.keys import API_KEYS_FILE, ApiKeyStore, create_api_key
 from maxy.plugins.discovery import discover_plugins
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.local_http import serve_app
-from tests.mcp.test_task_role_pins import _cli, _one_error
-from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env, text
+from tests.mcp.pins import http_whoami, one_error, run_cli, stdio_whoami
+from tests.plugins_fixture.helpers import ECHO, child_env, text
 
 UNKNOWN = "no member 'bob' you can see in this account"
 
 
-async def _stdio(env: dict[str, str], errlog: Path) -> dict[str, Any]:
-    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", ECHO], env=env, cwd=str(REPO))
-    with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            return {
-                "who": json.loads(text(await s.call_tool("echo-whoami", {}))),
-                "other": await s.call_tool("echo-whoami", {"memberId": "bob"}),
-                "snake": await s.call_tool("echo-whoami", {"member_id": "bob"}),
-            }
+STDIO_PROBES = {"other": {"memberId": "bob"}, "snake": {"member_id": "bob"}}
+HTTP_PROBES = {"other": {"memberId": "bob"}}
 
 
 def test_stdio_servers_take_the_member_from_their_environment(account, data_root: Path, tmp_path: Path) -> None:
     env = child_env(data_root, ACCOUNT_ID=account.account_id, MEMBER_ID="ada")
-    pinned = anyio.run(_stdio, env, tmp_path / "pinned.log")
+    pinned = anyio.run(stdio_whoami, env, tmp_path / "pinned.log", STDIO_PROBES)
     assert pinned["who"]["memberId"] == "ada"
     for refused in (pinned["other"], pinned["snake"]):
         assert refused.is_error and UNKNOWN in text(refused)
@@ -49,7 +37,7 @@ def test_stdio_servers_take_the_member_from_their_environment(account, data_root
 
 
 def test_a_public_server_never_acts_for_a_member(account, data_root: Path) -> None:
-    proc = _cli(
+    proc = run_cli(
         data_root,
         "mcp",
         "serve",
@@ -61,21 +49,8 @@ def test_a_public_server_never_acts_for_a_member(account, data_root: Path) -> No
         AGENT_SLUG="bot",
         MEMBER_ID="ada",
     )
-    line = _one_error(proc, 1)
+    line = one_error(proc, 1)
     assert "the public role cannot act for a member (MEMBER_ID=ada)" in line and "unset MEMBER_ID" in line
-
-
-async def _http_whoami(url: str, key: str) -> dict[str, Any]:
-    async with (
-        httpx2.AsyncClient(headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=60)) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as s,
-    ):
-        await s.initialize()
-        return {
-            "who": json.loads(text(await s.call_tool("echo-whoami", {}))),
-            "other": await s.call_tool("echo-whoami", {"memberId": "bob"}),
-        }
 
 
 def test_api_keys_pin_the_member_over_http(account, data_root: Path) -> None:
@@ -85,8 +60,8 @@ def test_api_keys_pin_the_member_over_http(account, data_root: Path) -> None:
     settings = load_settings(DATA_ROOT=data_root, MEMBER_ID="zed")  # the serving process's own is no caller's
 
     with serve_app(create_app(discover_plugins([], [ECHO]), settings)) as base:
-        ada = anyio.run(_http_whoami, base + "/mcp", ada_key)
-        plain = anyio.run(_http_whoami, base + "/mcp", plain_key)
+        ada = anyio.run(http_whoami, base + "/mcp", ada_key, HTTP_PROBES)
+        plain = anyio.run(http_whoami, base + "/mcp", plain_key, HTTP_PROBES)
 
     assert ada["who"]["memberId"] == "ada"
     assert ada["other"].is_error and UNKNOWN in text(ada["other"])
@@ -96,16 +71,16 @@ def test_api_keys_pin_the_member_over_http(account, data_root: Path) -> None:
 
 def test_key_commands_create_list_and_refuse_members(account, data_root: Path) -> None:
     def key(*args: str) -> Any:
-        return _cli(data_root, "mcp", "key", *args, ACCOUNT_ID=account.account_id)
+        return run_cli(data_root, "mcp", "key", *args, ACCOUNT_ID=account.account_id)
 
     created = key("create", "--role", "admin", "--member", "ada", "--json")
     assert created.returncode == 0, created.stderr
     made = json.loads(created.stdout)
     assert made["memberId"] == "ada"
     public = key("create", "--role", "public", "--agent", "bot", "--member", "ada")
-    assert "--member: a public key cannot act for a member" in _one_error(public, 2)
+    assert "--member: a public key cannot act for a member" in one_error(public, 2)
     bad = key("create", "--role", "admin", "--member", "a b")
-    assert "--member: 'a b' is not a member id" in _one_error(bad, 2)
+    assert "--member: 'a b' is not a member id" in one_error(bad, 2)
     assert [(k["keyId"], k["memberId"]) for k in json.loads(key("list", "--json").stdout)] == [(made["keyId"], "ada")]
     assert "member=ada" in key("list").stdout
 
@@ -122,11 +97,11 @@ def test_a_hand_edited_member_no_key_can_hold_is_no_key(account, data_root: Path
 
 def test_mcp_config_writes_the_member_into_the_servers_env(account, data_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "mcp.json"
-    proc = _cli(data_root, "mcp", "config", "--member", "ada", "--out", str(out), ACCOUNT_ID=account.account_id)
+    proc = run_cli(data_root, "mcp", "config", "--member", "ada", "--out", str(out), ACCOUNT_ID=account.account_id)
     assert proc.returncode == 0, proc.stderr
     (entry,) = json.loads(out.read_text())["mcpServers"].values()
     assert entry["env"]["MEMBER_ID"] == "ada"
-    public = _cli(
+    public = run_cli(
         data_root,
         "mcp",
         "config",
@@ -140,8 +115,8 @@ def test_mcp_config_writes_the_member_into_the_servers_env(account, data_root: P
         "-",
         ACCOUNT_ID=account.account_id,
     )
-    assert "--member: the public role cannot act for a member" in _one_error(public, 2)
-    in_shell = _cli(
+    assert "--member: the public role cannot act for a member" in one_error(public, 2)
+    in_shell = run_cli(
         data_root,
         "mcp",
         "config",

@@ -12,49 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 from maxy.config import load_settings
 from maxy.mcp.http import create_app
 from maxy.mcp.keys import API_KEYS_FILE, ApiKeyStore, create_api_key
 from maxy.plugins.discovery import discover_plugins
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.local_http import serve_app
-from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env, text
+from tests.mcp.pins import http_whoami, one_error, run_cli, stdio_whoami
+from tests.plugins_fixture.helpers import ECHO, child_env, text
 
-
-def _cli(data_root: Path, *args: str, **pins: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: PLW1510 - the exit code is what is asserted
-        [*CLI, "--quiet", *args],
-        env=child_env(data_root, **pins),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def _one_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    assert proc.returncode == code, proc.stderr
-    return lines[0]
-
-
-async def _stdio(env: dict[str, str], errlog: Path) -> dict[str, Any]:
-    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", ECHO], env=env, cwd=str(REPO))
-    with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
-            return {
-                "who": json.loads(text(await s.call_tool("echo-whoami", {}))),
-                "other": await s.call_tool("echo-whoami", {"taskRole": "approver"}),
-                "snake": await s.call_tool("echo-whoami", {"task_role": "orchestrator"}),
-            }
+STDIO_PROBES = {"other": {"taskRole": "approver"}, "snake": {"task_role": "orchestrator"}}
+HTTP_PROBES = {"other": {"taskRole": "orchestrator"}}
 
 
 def test_stdio_servers_take_the_task_role_from_their_environment(account, data_root: Path, tmp_path: Path) -> None:
@@ -62,7 +30,10 @@ def test_stdio_servers_take_the_task_role_from_their_environment(account, data_r
     bare_env = child_env(data_root, ACCOUNT_ID=account.account_id)
 
     async def both() -> tuple[dict[str, Any], dict[str, Any]]:
-        return await _stdio(pinned_env, tmp_path / "pinned.log"), await _stdio(bare_env, tmp_path / "bare.log")
+        return (
+            await stdio_whoami(pinned_env, tmp_path / "pinned.log", STDIO_PROBES),
+            await stdio_whoami(bare_env, tmp_path / "bare.log", STDIO_PROBES),
+        )
 
     pinned, bare = anyio.run(both)
 
@@ -79,7 +50,7 @@ def test_stdio_servers_take_the_task_role_from_their_environment(account, data_r
 
 
 def test_a_public_server_never_carries_a_task_role(account, data_root: Path) -> None:
-    proc = _cli(
+    proc = run_cli(
         data_root,
         "mcp",
         "serve",
@@ -91,21 +62,8 @@ def test_a_public_server_never_carries_a_task_role(account, data_root: Path) -> 
         AGENT_SLUG="bot",
         TASK_ROLE="executor",
     )
-    line = _one_error(proc, 1)
+    line = one_error(proc, 1)
     assert "the public role cannot carry a task role (TASK_ROLE=executor)" in line and "unset TASK_ROLE" in line
-
-
-async def _http_whoami(url: str, key: str) -> dict[str, Any]:
-    async with (
-        httpx2.AsyncClient(headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=60)) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as s,
-    ):
-        await s.initialize()
-        return {
-            "who": json.loads(text(await s.call_tool("echo-whoami", {}))),
-            "other": await s.call_tool("echo-whoami", {"taskRole": "orchestrator"}),
-        }
 
 
 def test_api_keys_pin_the_task_role_over_http(account, data_root: Path) -> None:
@@ -116,8 +74,8 @@ def test_api_keys_pin_the_task_role_over_http(account, data_root: Path) -> None:
     settings = load_settings(DATA_ROOT=data_root, TASK_ROLE="approver")
 
     with serve_app(create_app(discover_plugins([], [ECHO]), settings)) as base:
-        executor = anyio.run(_http_whoami, base + "/mcp", executor_key)
-        plain = anyio.run(_http_whoami, base + "/mcp", plain_key)
+        executor = anyio.run(http_whoami, base + "/mcp", executor_key, HTTP_PROBES)
+        plain = anyio.run(http_whoami, base + "/mcp", plain_key, HTTP_PROBES)
 
     assert executor["who"]["taskRole"] == "executor"
     assert executor["other"].is_error and "TASK_ROLE is pinned for this server" in text(executor["other"])
@@ -127,7 +85,7 @@ def test_api_keys_pin_the_task_role_over_http(account, data_root: Path) -> None:
 
 def test_key_commands_create_list_and_refuse_task_roles(account, data_root: Path) -> None:
     def key(*args: str) -> subprocess.CompletedProcess[str]:
-        return _cli(data_root, "mcp", "key", *args, ACCOUNT_ID=account.account_id)
+        return run_cli(data_root, "mcp", "key", *args, ACCOUNT_ID=account.account_id)
 
     created = key("create", "--role", "admin", "--task-role", "approver", "--json")
     assert created.returncode == 0, created.stderr
@@ -135,9 +93,9 @@ def test_key_commands_create_list_and_refuse_task_roles(account, data_root: Path
     assert made["taskRole"] == "approver" and made["key"].startswith("mxy_")
 
     public = key("create", "--role", "public", "--agent", "bot", "--task-role", "executor")
-    assert "--task-role: a public key cannot carry a task role" in _one_error(public, 2)
+    assert "--task-role: a public key cannot carry a task role" in one_error(public, 2)
     unknown = key("create", "--role", "admin", "--task-role", "boss")
-    assert "'boss' is not a task role: use one of orchestrator, executor" in _one_error(unknown, 2)
+    assert "'boss' is not a task role: use one of orchestrator, executor" in one_error(unknown, 2)
 
     listed = json.loads(key("list", "--json").stdout)
     assert [(k["keyId"], k["taskRole"]) for k in listed] == [(made["keyId"], "approver")]  # nothing else stored
@@ -159,18 +117,18 @@ def test_a_hand_edited_task_role_no_key_can_hold_is_no_key(account, data_root: P
 
 def test_mcp_config_writes_the_task_role_into_the_servers_env(account, data_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "mcp.json"
-    proc = _cli(
+    proc = run_cli(
         data_root, "mcp", "config", "--task-role", "spec_reviewer", "--out", str(out), ACCOUNT_ID=account.account_id
     )
     assert proc.returncode == 0, proc.stderr
     (entry,) = json.loads(out.read_text())["mcpServers"].values()
     assert entry["env"]["TASK_ROLE"] == "spec_reviewer"
 
-    plain = _cli(data_root, "mcp", "config", "--out", "-", ACCOUNT_ID=account.account_id)
+    plain = run_cli(data_root, "mcp", "config", "--out", "-", ACCOUNT_ID=account.account_id)
     (entry,) = json.loads(plain.stdout)["mcpServers"].values()
     assert "TASK_ROLE" not in entry["env"]
 
-    public = _cli(
+    public = run_cli(
         data_root,
         "mcp",
         "config",
@@ -184,11 +142,11 @@ def test_mcp_config_writes_the_task_role_into_the_servers_env(account, data_root
         "-",
         ACCOUNT_ID=account.account_id,
     )
-    assert "--task-role: the public role cannot carry a task role" in _one_error(public, 2)
+    assert "--task-role: the public role cannot carry a task role" in one_error(public, 2)
     assert public.stdout == ""
 
     # the operator's own TASK_ROLE is not the public entry's: it is written without one
-    role_in_shell = _cli(
+    role_in_shell = run_cli(
         data_root,
         "mcp",
         "config",
