@@ -134,8 +134,16 @@ def test_anyone_network_self_join_and_leave(writer, db, account, settings):
     assert shared_networks(db, Caller(account.account_id), "ada", "bob") == [nid]
     assert network_members(db, _view(account, "bob"), nid) == ["ada", "bob"]
     assert [p["memberId"] for p in list_profiles(db, _view(account, "ada"))] == ["ada", "bob"]
-    # any member of an open network adds others
-    assert add_member(writer, "bob", nid, "cy")["added"] is True
+    # any member of an open network invites others; the invitee is in once they join
+    assert add_member(writer, "bob", nid, "cy") == {
+        "networkId": nid,
+        "memberId": "cy",
+        "status": "invited",
+        "added": False,
+    }
+    assert [p["memberId"] for p in list_profiles(db, _view(account, "cy"))] == ["cy"]
+    assert network_members(db, _view(account, "bob"), nid) == ["ada", "bob"]
+    assert join_network(writer, "cy", nid)["joined"] is True
     assert [p["memberId"] for p in list_profiles(db, _view(account, "cy"))] == ["ada", "bob", "cy"]
     leave_network(writer, "bob", nid)
     assert get_profile(db, _view(account, "bob"), "ada") is None
@@ -157,19 +165,36 @@ def test_invite_network_only_its_owner_adds_and_it_stays_hidden(writer, db, acco
     with pytest.raises(ValidationError) as absent:
         join_network(writer, "bob", "network-does-not-exist")
     assert str(hidden.value).replace(nid, "ID") == str(absent.value).replace("network-does-not-exist", "ID")
-    add_member(writer, "ada", nid, "bob", member_prompt="advises on hiring")
-    assert [n["networkId"] for n in list_networks(db, _view(account, "bob"))] == [nid]
+    invitation = add_member(writer, "ada", nid, "bob", member_prompt="advises on hiring")
+    assert invitation["status"] == "invited"
+    [offer] = list_networks(db, _view(account, "bob"))  # the invitee sees the network, not its members
+    assert (offer["networkId"], offer["invited"], offer["joined"], "members" in offer) == (nid, True, False, False)
+    assert (
+        get_profile(db, _view(account, "bob"), "ada") is None and get_profile(db, _view(account, "ada"), "bob") is None
+    )
+    with pytest.raises(ValidationError, match="not a member of network"):
+        add_member(writer, "bob", nid, "cy")  # an invitee is not a member yet
+    assert join_network(writer, "bob", nid)["joined"] is True  # accepted
+    assert get_profile(db, _view(account, "ada"), "bob")["name"] == "Bob"
     with pytest.raises(ValidationError, match="invite-only: only its owner adds members"):
         add_member(writer, "bob", nid, "cy")
     leave_network(writer, "bob", nid)
     with pytest.raises(ValidationError, match="no network"):
         join_network(writer, "bob", nid)  # once out, bob cannot come back by himself
-    with pytest.raises(ValidationError) as err:
-        add_member(writer, "ada", nid, "nobody")
-    assert err.value.field == "memberId" and "no member 'nobody'" in str(err.value)
-    # the account's admin adds anyone anywhere
-    add_member(writer, None, nid, "cy")
+    # inviting an id that names no member answers as an invitation does: no one learns who exists
+    ghost = add_member(writer, "ada", nid, "nobody")
+    assert {**ghost, "memberId": "cy"} == add_member(writer, "ada", nid, "cy")
+    assert network_members(db, _view(account, "ada"), nid) == ["ada"]
+    assert leave_network(writer, "cy", nid)["status"] == "left"  # declined
+    assert list_networks(db, _view(account, "cy")) == []
+    with pytest.raises(ValidationError, match="no network"):
+        join_network(writer, "cy", nid)  # a declined invitation is gone
+    # the account's admin adds anyone anywhere, at once, and is told when no such member exists
+    assert add_member(writer, None, nid, "cy")["added"] is True
     assert network_members(db, MemberView(Caller(account.account_id)), nid) == ["ada", "cy"]
+    with pytest.raises(ValidationError) as err:
+        add_member(writer, None, nid, "nobody")
+    assert err.value.field == "memberId" and "no member 'nobody'" in str(err.value)
 
 
 def test_member_view_rule_for_intents_and_pairs(writer, db, account, settings):
@@ -224,3 +249,28 @@ def test_another_account_sees_nothing(writer, db, account, make_account, embedde
     other = make_account("other")
     for view in (MemberView(Caller(other.account_id)), MemberView(Caller(other.account_id), "ada")):
         assert list_profiles(db, view) == [] and list_networks(db, view) == []
+
+
+def _prompt(db, account, nid: str, member: str) -> str | None:
+    rows = db.read(
+        "MATCH (m:NetworkMembership {accountId: $acc, networkId: $nid, memberId: $m}) RETURN m.memberPrompt AS p",
+        acc=account.account_id,
+        nid=nid,
+        m=member,
+    )
+    return rows[0]["p"] if rows else None
+
+
+def test_a_members_prompt_is_theirs_once_they_are_in(writer, db, account, settings):
+    _profiles(writer, settings, "ada", "bob")
+    nid = create_network(writer, "ada", name="Makers")["networkId"]
+    add_member(writer, "ada", nid, "bob", member_prompt="welds frames")  # the invitation suggests one
+    join_network(writer, "bob", nid)
+    assert _prompt(db, account, nid, "bob") == "welds frames"  # kept when bob gives none
+    assert join_network(writer, "bob", nid, member_prompt="builds bikes")["joined"] is False
+    assert _prompt(db, account, nid, "bob") == "builds bikes"  # joining again sets his own
+    with pytest.raises(ValidationError, match="^memberPrompt: 'bob' is in network .* already: their prompt is theirs"):
+        add_member(writer, "ada", nid, "bob", member_prompt="sells bikes")
+    assert _prompt(db, account, nid, "bob") == "builds bikes"
+    assert add_member(writer, None, nid, "bob", member_prompt="mentors")["added"] is False  # the admin may
+    assert _prompt(db, account, nid, "bob") == "mentors"

@@ -70,28 +70,41 @@ world_strategy = st.fixed_dictionaries(
 
 
 class Oracle:
-    """The rules, replayed in Python: which memberships are active after each step."""
+    """The rules, replayed in Python: which memberships are active, and which invited, after each step."""
 
     def __init__(self, members: tuple[set[str], set[str]]):
         self.members = members
-        self.networks: list[dict] = []  # {account, owner, policy, active: set, id}
+        self.networks: list[dict] = []  # {account, owner, policy, active: set, invited: set, id}
         self.intents: list[dict] = []  # {account, owner, id, networks: the ones it is still assigned to}
 
     def create(self, account: int, owner: str, policy: str) -> bool:
         if owner not in self.members[account]:
             return False
-        self.networks.append({"account": account, "owner": owner, "policy": policy, "active": {owner}})
+        self.networks.append(
+            {"account": account, "owner": owner, "policy": policy, "active": {owner}, "invited": set()}
+        )
         return True
 
     def step(self, net: dict, actor: str, action: str, member: str) -> bool:
         exists = self.members[net["account"]]
+        asked = net["active"] | net["invited"]
         if action == "join":
-            return member in exists and (net["policy"] == "anyone" or member in net["active"])  # a repeat is a no-op
-        if action == "add":
-            if actor not in exists or actor not in net["active"] or member not in exists:
-                return False
-            return net["policy"] == "anyone" or actor == net["owner"]
-        return member in net["active"] and member != net["owner"]
+            return member in exists and (net["policy"] == "anyone" or member in asked)  # a repeat is a no-op
+        if action == "add":  # by a member: an invitation, refused or not alike for any id
+            return actor in net["active"] and (net["policy"] == "anyone" or actor == net["owner"])
+        return member in asked and member != net["owner"]
+
+    def apply(self, net: dict, action: str, member: str) -> None:
+        """What an allowed step changes."""
+        if action == "join":
+            net["active"].add(member)
+            net["invited"].discard(member)
+        elif action == "add":
+            if member in self.members[net["account"]] and member not in net["active"]:
+                net["invited"].add(member)
+        else:
+            net["active"].discard(member)
+            net["invited"].discard(member)
 
     def shared(self, account: int, a: str, b: str) -> bool:
         return any(n["account"] == account and {a, b} <= n["active"] for n in self.networks)
@@ -145,7 +158,7 @@ def _build_networks(oracle: Oracle, writers: list, networks: list[dict]) -> list
                 assert not allowed, (action, actor, member, net)
                 continue
             assert allowed, (action, actor, member, net)
-            (net["active"].discard if action == "leave" else net["active"].add)(member)
+            oracle.apply(net, action, member)
     return ids
 
 
@@ -176,9 +189,11 @@ def _check_networks(db, oracle: Oracle, view: MemberView, a: int, viewer: str | 
     by_id = oracle.by_id()
     mine = {k for k, n in by_id.items() if n["account"] == a and (viewer is None or viewer in n["active"])}
     open_ones = {k for k, n in by_id.items() if n["account"] == a and n["policy"] == "anyone"}
+    asked = {k for k, n in by_id.items() if n["account"] == a and viewer is not None and viewer in n["invited"]}
     listed = {n["networkId"]: n for n in list_networks(db, view)}
     assert {k for k, n in listed.items() if n["joined"]} == mine
-    assert set(listed) == mine | open_ones  # invite-only networks stay hidden from outsiders
+    assert {k for k, n in listed.items() if n["invited"]} == asked
+    assert set(listed) == mine | open_ones | asked  # invite-only networks stay hidden from outsiders
     for nid in mine:
         assert set(listed[nid]["members"]) == by_id[nid]["active"]
         assert set(network_members(db, view, nid)) == by_id[nid]["active"]

@@ -45,8 +45,8 @@ def members(writer, fake):
     upsert_profile(writer, "bob", name="Bob", bio="React engineer and co-founder", model=False, settings=nokey)
     upsert_profile(writer, "cyd", name="Cyd", bio="React engineer, open to co-found", model=False, settings=nokey)
     network = create_network(writer, "ada", name="builders")["networkId"]
-    add_member(writer, "ada", network, "bob")
-    add_member(writer, "ada", network, "cyd")
+    add_member(writer, None, network, "bob")
+    add_member(writer, None, network, "cyd")
 
     def evaluate(request: dict[str, Any], prompt: str) -> dict[str, Any]:
         found = re.findall(r'<candidate n="(\d+)">\n<profile>\nname: (\w+)', prompt)

@@ -42,7 +42,7 @@ def pair(writer, nokey, fake_messages):
     upsert_profile(writer, "ada", name="Ada", bio="Founder building a React app", model=False, settings=nokey)
     upsert_profile(writer, "bob", name="Bob", bio="React engineer and co-founder", model=False, settings=nokey)
     network = create_network(writer, "ada", name="builders")["networkId"]
-    add_member(writer, "ada", network, "bob")
+    add_member(writer, None, network, "bob")
     fake_messages.tool_inputs["evaluate_opportunities"] = _evaluate
     return network
 
@@ -121,7 +121,7 @@ def test_a_rejection_and_a_stall_at_the_cap_move_the_opportunity(writer, db, pai
     # a fresh pair in another network: the two systems counter until the cap of 6
     upsert_profile(writer, "cyd", name="Bob", bio="Another React engineer", model=False)
     other = create_network(writer, "ada", name="second")["networkId"]
-    add_member(writer, "ada", other, "cyd")
+    add_member(writer, None, other, "cyd")
     _script(fake_messages, ["propose"])
     out = discover_opportunities(
         writer, MemberView(writer.caller, "ada"), keyed, target_member_id="cyd", query="x", negotiate=True

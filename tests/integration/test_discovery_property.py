@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from maxy.community import MemberView, add_member, community_writer, create_network, upsert_profile
+from maxy.community import MemberView, add_member, community_writer, create_network, join_network, upsert_profile
 from maxy.config import load_settings
 from maxy.discovery import discover_opportunities
 from maxy.errors import ValidationError
@@ -71,7 +71,8 @@ def test_discovery_only_ever_finds_members_of_shared_networks(db, embedder, two_
         for owner, others in specs:
             nid = create_network(w, owner, name="n")["networkId"]
             for m in sorted(others - {owner}):
-                add_member(w, owner, nid, m)
+                assert add_member(w, owner, nid, m)["status"] == "invited"
+                join_network(w, m, nid)  # accepted
             made.append((nid, {owner} | others))
         for m in MEMBERS:
             create_intents(

@@ -31,12 +31,12 @@ def crowded(db, account, embedder, monkeypatch):
     upsert_profile(w, "ada", name="Ada", bio="Founder of a gardening app", model=False, settings=nokey)
     upsert_profile(w, "bob", name="Bob", bio="Engineer who likes React and startups", model=False, settings=nokey)
     mine = create_network(w, "ada", name="builders")["networkId"]
-    add_member(w, "ada", mine, "bob")
+    add_member(w, None, mine, "bob")
     for i in range(CROWD):
         upsert_profile(w, f"c{i}", name=f"Crowd{i}", bio=DOCUMENT, model=False, settings=nokey)
     crowd = create_network(w, "c0", name="crowd")["networkId"]
     for i in range(1, CROWD):
-        add_member(w, "c0", crowd, f"c{i}")
+        add_member(w, None, crowd, f"c{i}")
     with FakeAnthropic() as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         fake.tool_inputs |= {

@@ -42,7 +42,7 @@ def community(writer, nokey):
         upsert_profile(writer, member, name=name, bio=bio, skills=skills, model=False, settings=nokey)
     builders = create_network(writer, "ada", name="builders")["networkId"]
     for member in ("bob", "cyd"):
-        add_member(writer, "ada", builders, member)
+        add_member(writer, None, builders, member)
     elsewhere = create_network(writer, "eve", name="elsewhere")["networkId"]
     return {"builders": builders, "elsewhere": elsewhere}
 
@@ -215,7 +215,7 @@ def test_indexer_assigns_at_0_7_with_the_weighting_and_refuses_below(writer, com
     ada = _view(writer, "ada")
     net = create_network(writer, "ada", name="investors", prompt="Early-stage investors and founders raising")
     net_id = net["networkId"]
-    add_member(writer, "ada", net_id, "bob", member_prompt="I invest in garden tech")
+    add_member(writer, None, net_id, "bob", member_prompt="I invest in garden tech")
     (made,) = create_intents(
         writer,
         _view(writer, "bob"),

@@ -86,7 +86,7 @@ def test_a_members_server_records_reads_and_discovers_for_that_member_only(
     ]:
         upsert_profile(w, member, name=name, bio=bio, model=False, settings=nokey)
     network = create_network(w, "ada", name="builders")["networkId"]
-    add_member(w, "ada", network, "bob")
+    add_member(w, None, network, "bob")
     create_network(w, "eve", name="elsewhere")
     with FakeAnthropic() as fake:
         fake.tool_inputs["evaluate_opportunities"] = _evaluate

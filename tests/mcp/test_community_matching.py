@@ -59,7 +59,7 @@ def test_an_intent_becomes_a_negotiated_opportunity_through_the_tools(
     upsert_profile(w, "ada", name="Ada", bio="Founder of a gardening app", model=False, settings=nokey)
     upsert_profile(w, "bob", name="Bob", bio="React engineer and serial co-founder", model=False, settings=nokey)
     network = create_network(w, "ada", name="builders")["networkId"]
-    add_member(w, "ada", network, "bob")
+    add_member(w, None, network, "bob")
     offer = [{"description": "I offer React engineering as a co-founder", "type": "offering"}]
     create_intents(w, MemberView(w.caller, "bob"), nokey, intents=offer)
     log = tmp_path / "servers.log"

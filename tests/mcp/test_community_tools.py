@@ -1,5 +1,6 @@
 """The community plugin's profile and network tools over stdio with the SDK's client: an admin
-server names members, a member's pinned server acts only for that member, and what each member
+server names members, a member's pinned server acts only for that member, an invitation answers
+alike for a member and for no one and shows nothing until it is accepted, and what each member
 reads follows the member rule (against the real Neo4j)."""
 
 from __future__ import annotations
@@ -71,16 +72,37 @@ def test_members_act_for_themselves_and_see_through_shared_networks(account, dat
     assert _data(before[0])["networks"] == []
     assert before[1].is_error and f"no network {network!r} you can see" in text(before[1])
 
-    added = anyio.run(
-        _session, ada_env, tmp_path / "ada2.log", [("add_network_member", {"networkId": network, "newMemberId": "bob"})]
+    invited = anyio.run(
+        _session,
+        ada_env,
+        tmp_path / "ada2.log",
+        [
+            ("add_network_member", {"networkId": network, "newMemberId": "bob"}),
+            ("add_network_member", {"networkId": network, "newMemberId": "nobody"}),
+            ("list_networks", {}),
+        ],
     )
-    assert _data(added[0])["added"] is True
+    answer = {k: v for k, v in _data(invited[0]).items() if k != "memberId"}
+    assert answer == {"networkId": network, "status": "invited", "added": False}
+    assert {k: v for k, v in _data(invited[1]).items() if k != "memberId"} == answer  # no one learns who exists
+    assert _data(invited[2])["networks"][0]["members"] == ["ada"]  # bob is not in it until he joins
     after = anyio.run(
         _session,
         bob_env,
         tmp_path / "bob2.log",
-        [("read_user_profiles", {}), ("list_networks", {}), ("leave_network", {"networkId": network})],
+        [
+            ("read_user_profiles", {}),
+            ("list_networks", {}),
+            ("join_network", {"networkId": network}),
+            ("read_user_profiles", {}),
+            ("list_networks", {}),
+            ("leave_network", {"networkId": network}),
+        ],
     )
-    assert [p["memberId"] for p in _data(after[0])["profiles"]] == ["ada", "bob"]
-    assert _data(after[1])["networks"][0]["members"] == ["ada", "bob"]
-    assert _data(after[2])["status"] == "left"
+    assert [p["memberId"] for p in _data(after[0])["profiles"]] == ["bob"]  # an invitation shows nothing
+    [offer] = _data(after[1])["networks"]
+    assert (offer["networkId"], offer["invited"], offer["joined"], offer.get("members")) == (network, True, False, None)
+    assert _data(after[2])["joined"] is True
+    assert [p["memberId"] for p in _data(after[3])["profiles"]] == ["ada", "bob"]
+    assert _data(after[4])["networks"][0]["members"] == ["ada", "bob"]
+    assert _data(after[5])["status"] == "left"

@@ -3,9 +3,12 @@
 A Network ``{name, prompt, joinPolicy, ownerMemberId}`` (its ``networkId`` is its nodeId) groups
 members; a member is in it while their NetworkMembership ``{memberId, networkId, status}`` is
 ``active`` (``role`` owner or member, an optional ``memberPrompt``: what this member is there
-for). Join policy ``anyone``: any member joins by themselves and any member adds others;
-``invite``: only the owner adds members. A network a member is not in and cannot join answers
-like one that does not exist.
+for). Join policy ``anyone``: any member joins by themselves and any member invites others;
+``invite``: only the owner invites. An invitation (status ``invited``) makes nothing visible: the
+invitee joins to accept it or leaves to decline it, so no member is put where others see their
+profile without their own step. Inviting answers the same whether or not the id names a member,
+so it tells no one who exists. The account's admin adds members directly. A network a member is
+not in, not invited to and cannot join answers like one that does not exist.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from .view import MemberView, active_member, unknown_member, unknown_network
 
 NETWORK, MEMBERSHIP = "Network", "NetworkMembership"
 JoinPolicy = Literal["anyone", "invite"]
+MembershipStatus = Literal["active", "invited", "left"]
+_IN_OR_INVITED = ("active", "invited")
 JOIN_POLICIES: tuple[JoinPolicy, ...] = ("anyone", "invite")
 MAX_NAME, MAX_PROMPT = 200, 4000
 _NAMESPACE = uuid.UUID("0d7b6f0e-3a47-4f4e-9c7e-51a2e0c4d8b3")
@@ -82,18 +87,28 @@ def _network(db: Database, caller: Caller, network_id: str, member_id: str | Non
 
 
 def _visible_network(db: Database, caller: Caller, network_id: str, member_id: str | None) -> dict[str, Any]:
-    """The network as ``member_id`` may see it (a member of it, or an open one), else refused."""
+    """The network as ``member_id`` may see it (a member of it, invited to it, or an open one),
+    else refused."""
     net = _network(db, caller, _check_network_id(network_id), member_id)
-    if net is None or (member_id is not None and net["joinPolicy"] != "anyone" and net["status"] != "active"):
+    if net is None or (member_id is not None and net["joinPolicy"] != "anyone" and net["status"] not in _IN_OR_INVITED):
         raise unknown_network(network_id)
     return net
 
 
 def _membership(
-    account_id: str, network_id: str, member_id: str, *, status: str, role: str, prompt: str | None, by: str
+    account_id: str,
+    network_id: str,
+    member_id: str,
+    *,
+    status: MembershipStatus,
+    role: str,
+    prompt: str | None,
+    by: str,
 ) -> NodeSpec:
     props: dict[str, Any] = {"memberId": member_id, "networkId": network_id, "status": status, "role": role}
-    props |= {"joinedAt": _now(), "addedBy": by} if status == "active" else {"leftAt": _now()}
+    stamps = {"active": ("joinedAt", "addedBy"), "invited": ("invitedAt", "invitedBy"), "left": ("leftAt", "leftBy")}
+    at, who = stamps[status]
+    props |= {at: _now(), who: by}
     if prompt is not None:
         props["memberPrompt"] = prompt
     return NodeSpec(
@@ -101,6 +116,13 @@ def _membership(
         props,
         node_id=membership_node_id(account_id, network_id, member_id),
         edges=[Edge("MEMBER_OF", network_id), Edge("HAS_MEMBERSHIP", profile_node_id(account_id, member_id), "in")],
+    )
+
+
+def _prompt_only(account_id: str, network_id: str, member_id: str, prompt: str) -> NodeSpec:
+    """A member's ``memberPrompt`` changed, nothing else of their membership."""
+    return NodeSpec(
+        [MEMBERSHIP], {"memberPrompt": prompt}, node_id=membership_node_id(account_id, network_id, member_id)
     )
 
 
@@ -141,21 +163,25 @@ def create_network(
 def join_network(
     writer: GraphWriter, member_id: str, network_id: str, *, member_prompt: str | None = None
 ) -> dict[str, Any]:
-    """``member_id`` joins an open (``anyone``) network by themselves; an invite-only one is
-    joined only when its owner adds the member (to others it answers like an absent network)."""
+    """``member_id`` joins an open (``anyone``) network by themselves, or accepts an invitation
+    to an invite-only one (to anyone else it answers like an absent network). The invitation's
+    ``memberPrompt`` stays unless the member gives their own."""
     started = time.monotonic()
     member = check_member_id(member_id)
     if not _member_exists(writer.db, writer.caller, member):
         raise unknown_member(member)
     net = _visible_network(writer.db, writer.caller, network_id, member)
-    if net["status"] != "active":  # an invite-only network is visible only to its members
-        prompt = _text(member_prompt, "memberPrompt", MAX_PROMPT, required=False)
-        spec = _membership(
-            writer.account.account_id, network_id, member, status="active", role="member", prompt=prompt, by=member
+    prompt = _text(member_prompt, "memberPrompt", MAX_PROMPT, required=False)
+    account_id = writer.account.account_id
+    joined = net["status"] != "active"  # an invite-only network is visible only to its members and invitees
+    if joined:
+        writer.write(
+            _membership(account_id, network_id, member, status="active", role="member", prompt=prompt, by=member)
         )
-        writer.write(spec)
-    _log("network-join", started, network=network_id, member=member, already=net["status"] == "active")
-    return {"networkId": network_id, "memberId": member, "status": "active", "joined": net["status"] != "active"}
+    elif prompt is not None:
+        writer.write(_prompt_only(account_id, network_id, member, prompt))
+    _log("network-join", started, network=network_id, member=member, already=not joined)
+    return {"networkId": network_id, "memberId": member, "status": "active", "joined": joined}
 
 
 def add_member(
@@ -166,8 +192,9 @@ def add_member(
     *,
     member_prompt: str | None = None,
 ) -> dict[str, Any]:
-    """``actor_member_id`` adds ``member_id`` to a network: to an invite-only one only its owner,
-    to an open one any member of it. ``actor_member_id=None`` is the account's admin."""
+    """``actor_member_id`` invites ``member_id`` to a network: to an invite-only one only its
+    owner, to an open one any member of it; the invitee joins to accept. ``actor_member_id=None``
+    is the account's admin, who adds the member at once. A member already in it is said to be."""
     started = time.monotonic()
     member = check_member_id(member_id)
     actor = None if actor_member_id is None else check_member_id(actor_member_id, "actorMemberId")
@@ -177,33 +204,38 @@ def add_member(
             raise ValidationError("networkId", f"you are not a member of network {network_id!r}: join it first")
         if net["joinPolicy"] == "invite" and net["ownerMemberId"] != actor:
             raise ValidationError("networkId", f"network {network_id!r} is invite-only: only its owner adds members")
-    if not _member_exists(writer.db, writer.caller, member):
-        raise unknown_member(member)
+    prompt = _text(member_prompt, "memberPrompt", MAX_PROMPT, required=False)
+    account_id = writer.account.account_id
     current = _network(writer.db, writer.caller, network_id, member)
-    already = current is not None and current["status"] == "active"
-    if not already or member_prompt is not None:
-        prompt = _text(member_prompt, "memberPrompt", MAX_PROMPT, required=False)
+    if current is not None and current["status"] == "active":  # its members see that anyway
+        if prompt is not None:
+            if actor is not None and actor != member:
+                raise ValidationError(
+                    "memberPrompt", f"{member!r} is in network {network_id!r} already: their prompt is theirs to set"
+                )
+            writer.write(_prompt_only(account_id, network_id, member, prompt))
+        _log("network-add", started, network=network_id, member=member, actor=actor or "admin", status="active")
+        return {"networkId": network_id, "memberId": member, "status": "active", "added": False}
+    status: MembershipStatus = "active" if actor is None else "invited"
+    if _member_exists(writer.db, writer.caller, member):
         role = (current or {}).get("role") or "member"
-        spec = _membership(
-            writer.account.account_id,
-            network_id,
-            member,
-            status="active",
-            role=role,
-            prompt=prompt,
-            by=actor or "admin",
+        writer.write(
+            _membership(account_id, network_id, member, status=status, role=role, prompt=prompt, by=actor or "admin")
         )
-        writer.write(spec)
-    _log("network-add", started, network=network_id, member=member, actor=actor or "admin", already=already)
-    return {"networkId": network_id, "memberId": member, "status": "active", "added": not already}
+    elif actor is None:  # the admin sees every member: there is nothing to keep from them
+        raise unknown_member(member)
+    # else an id that names no member was invited: the answer is an invitation's all the same
+    _log("network-add", started, network=network_id, member=member, actor=actor or "admin", status=status)
+    return {"networkId": network_id, "memberId": member, "status": status, "added": status == "active"}
 
 
 def leave_network(writer: GraphWriter, member_id: str, network_id: str) -> dict[str, Any]:
-    """``member_id`` leaves a network (its owner cannot: the network would have no one to add members)."""
+    """``member_id`` leaves a network, or declines an invitation to it (its owner cannot leave:
+    the network would have no one to add members)."""
     started = time.monotonic()
     member = check_member_id(member_id)
     net = _network(writer.db, writer.caller, _check_network_id(network_id), member)
-    if net is None or net["status"] != "active":
+    if net is None or net["status"] not in _IN_OR_INVITED:
         raise unknown_network(network_id)
     if net["ownerMemberId"] == member:
         raise ValidationError("networkId", f"you own network {network_id!r}: its owner cannot leave it")
@@ -216,19 +248,23 @@ def leave_network(writer: GraphWriter, member_id: str, network_id: str) -> dict[
 
 
 def list_networks(db: Database, viewer: MemberView) -> list[dict[str, Any]]:
-    """The networks ``viewer`` is in, with their active members, then the open networks it could
+    """The networks ``viewer`` is in, with their active members; then those it is invited to
+    (``invited: true``: join_network accepts, leave_network declines) and the open ones it could
     join (``joined: false``, no member list). The admin sees every network with its members."""
     guard = node_guard(viewer.caller, "n")
     rows = db.read(
         f"""
         MATCH (n:{NETWORK}) WHERE {guard.clause}
-        WITH n, $m_viewer IS NULL OR {active_member("$m_viewer", "n")} AS joined
-        WHERE joined OR n.joinPolicy = 'anyone'
+        WITH n, $m_viewer IS NULL OR {active_member("$m_viewer", "n")} AS joined,
+             EXISTS {{ MATCH (iv:{MEMBERSHIP} {{accountId: $g_accountId, memberId: $m_viewer,
+                                               networkId: n.nodeId, status: 'invited'}})
+                      WHERE iv.deletedAt IS NULL }} AS invited
+        WHERE joined OR invited OR n.joinPolicy = 'anyone'
         OPTIONAL MATCH (m:{MEMBERSHIP} {{accountId: $g_accountId, networkId: n.nodeId, status: 'active'}})
         WHERE joined AND m.deletedAt IS NULL
-        WITH n, joined, m ORDER BY m.memberId
-        RETURN {_NETWORK_FIELDS}, joined, collect(m.memberId) AS members
-        ORDER BY joined DESC, n.name, n.nodeId
+        WITH n, joined, invited, m ORDER BY m.memberId
+        RETURN {_NETWORK_FIELDS}, joined, invited, collect(m.memberId) AS members
+        ORDER BY joined DESC, invited DESC, n.name, n.nodeId
         """,
         m_viewer=viewer.member_id,
         **guard.params,

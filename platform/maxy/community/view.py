@@ -10,8 +10,8 @@ How the records carry it (every community writer keeps to this):
 
 - a member's own records (MemberProfile, ProfileHyde, Intent, HydeLens, HydeDocument) carry
   ``memberId``;
-- membership is a NetworkMembership node ``{memberId, networkId, status: "active"|"left"}``
-  (``networkId`` is the Network's nodeId);
+- membership is a NetworkMembership node ``{memberId, networkId, status: "active"|"invited"|"left"}``
+  (``networkId`` is the Network's nodeId); only ``active`` counts, an invitation shows nothing;
 - an intent is in a network through ``(intent)-[:IN_NETWORK]->(network)``; the edge is withdrawn
   by setting its ``unassignedAt``;
 - a pair's records (Opportunity, Negotiation, NegotiationTimer) carry ``memberIds``: the two members.

@@ -1,7 +1,8 @@
 """The community plugin's network tools: create, join, add a member to, leave and list networks
 (``maxy.community.networks``). Open networks (join policy ``anyone``) are joined by anyone and
-any member adds others; invite-only ones are seen only by their members and only their owner
-adds members. A network you cannot see answers like one that does not exist."""
+any member invites others; invite-only ones are seen only by their members and invitees, and
+only their owner invites. An invitation is accepted by joining and declined by leaving. A
+network you cannot see answers like one that does not exist."""
 
 from __future__ import annotations
 
@@ -32,12 +33,15 @@ class _NetworkFields(ToolOutput):
 
 
 class Network(_NetworkFields):
-    joined: bool = Field(description="False for an open network you could join.")
+    joined: bool = Field(description="False for a network you are invited to or an open one you could join.")
+    invited: bool = Field(description="You are invited to it: join_network accepts, leave_network declines.")
     members: list[str] | None = Field(default=None, description="Its members (only for networks you are in).")
 
 
 class Networks(ToolOutput):
-    networks: list[Network] = Field(description="Yours first, then the open networks you could join.")
+    networks: list[Network] = Field(
+        description="Yours first, then those you are invited to, then the open ones you could join."
+    )
     count: int
 
 
@@ -48,9 +52,13 @@ class Created(_NetworkFields):
 class Membership(ToolOutput):
     networkId: str
     memberId: str
-    status: Literal["active", "left"]
+    status: Literal["active", "invited", "left"] = Field(
+        description="active: in the network; invited: asked in, until they join; left: out of it."
+    )
     joined: bool | None = Field(default=None, description="False when the member was in it already.")
-    added: bool | None = Field(default=None, description="False when the member was in it already.")
+    added: bool | None = Field(
+        default=None, description="True when the admin put the member in by this call; an invitation is False."
+    )
 
 
 @tool(
@@ -58,8 +66,8 @@ class Membership(ToolOutput):
     title="Create a network",
     description="""\
 Create a network (a community's group whose members are matched with each other), owned and
-joined by the member. joinPolicy anyone: any member joins and adds others; invite: only you add
-members, and others do not see it. prompt says what the network is for.""",
+joined by the member. joinPolicy anyone: any member joins and invites others; invite: only you
+invite members, and others do not see it. prompt says what the network is for.""",
     output=Created,
 )
 @tool_errors
@@ -77,7 +85,9 @@ def create_network_tool(
 @tool(
     "join_network",
     title="Join a network",
-    description="Join an open network (join policy anyone); an invite-only one is joined when its owner adds you.",
+    description="""\
+Join an open network (join policy anyone), or accept an invitation to any network (list_networks
+shows yours). Joining again changes nothing but memberPrompt, when you give one.""",
     output=Membership,
     idempotent=True,
 )
@@ -91,10 +101,12 @@ def join_network_tool(
 
 @tool(
     "add_network_member",
-    title="Add a member to a network",
+    title="Invite a member to a network",
     description="""\
-Add another member to a network you are in: to an open one as any member, to an invite-only one
-only as its owner. The account's admin adds anyone to any network.""",
+Invite another member to a network you are in: to an open one as any member, to an invite-only
+one only as its owner. They are in it once they join (join_network); until then nothing of theirs
+is shown to its members. The answer is the same whether or not the id names a member. The
+account's admin (a server acting for no member) adds anyone to any network at once.""",
     output=Membership,
     idempotent=True,
 )
@@ -102,7 +114,7 @@ only as its owner. The account's admin adds anyone to any network.""",
 def add_network_member_tool(
     ctx: ToolContext,
     networkId: NetworkId,
-    newMemberId: Annotated[str, Field(description="The member to add.", min_length=1, max_length=64)],
+    newMemberId: Annotated[str, Field(description="The member to invite.", min_length=1, max_length=64)],
     memberPrompt: MemberPrompt = None,
 ) -> dict[str, Any]:
     writer = member_writer(ctx)
@@ -112,7 +124,9 @@ def add_network_member_tool(
 @tool(
     "leave_network",
     title="Leave a network",
-    description="Leave a network (its owner cannot); its members no longer see your profile or intents through it.",
+    description="""\
+Leave a network (its owner cannot), or decline an invitation to it; its members no longer see
+your profile or intents through it.""",
     output=Membership,
     destructive=True,
 )
@@ -125,7 +139,7 @@ def leave_network_tool(ctx: ToolContext, networkId: NetworkId, memberId: MemberA
 @tool(
     "list_networks",
     title="List networks",
-    description="The networks you are in, with their members, then the open networks you could join.",
+    description="The networks you are in, with their members, then those you are invited to and the open ones you could join.",
     output=Networks,
     read_only=True,
     idempotent=True,
