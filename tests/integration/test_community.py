@@ -176,7 +176,7 @@ def test_invite_network_only_its_owner_adds_and_it_stays_hidden(writer, db, acco
         add_member(writer, "bob", nid, "cy")  # an invitee is not a member yet
     assert join_network(writer, "bob", nid)["joined"] is True  # accepted
     assert get_profile(db, _view(account, "ada"), "bob")["name"] == "Bob"
-    with pytest.raises(ValidationError, match="invite-only: only its owner adds members"):
+    with pytest.raises(ValidationError, match="invite-only: only its owner invites members"):
         add_member(writer, "bob", nid, "cy")
     leave_network(writer, "bob", nid)
     with pytest.raises(ValidationError, match="no network"):

@@ -203,7 +203,7 @@ def add_member(
         if net["status"] != "active":
             raise ValidationError("networkId", f"you are not a member of network {network_id!r}: join it first")
         if net["joinPolicy"] == "invite" and net["ownerMemberId"] != actor:
-            raise ValidationError("networkId", f"network {network_id!r} is invite-only: only its owner adds members")
+            raise ValidationError("networkId", f"network {network_id!r} is invite-only: only its owner invites members")
     prompt = _text(member_prompt, "memberPrompt", MAX_PROMPT, required=False)
     account_id = writer.account.account_id
     current = _network(writer.db, writer.caller, network_id, member)
