@@ -2,10 +2,14 @@
 message, linked to the turns ``append_turn`` stored), versioned contexts, isolation between
 accounts and between pinned views, bad values, and the consistency barrier (a just-written
 entry is then found by hybrid search; an entry written while the embedder failed is embedded
-by it: tests/fake_ollama.py stands in for a failing embedder)."""
+by it: tests/fake_ollama.py stands in for a failing embedder), and processes writing one memory
+at once never taking the same seq or version."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,14 +17,16 @@ from maxy.conversations.append import append_turn
 from maxy.embeddings.ollama_embedder import OllamaEmbedder
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
-from maxy.graph.write import GraphWriter
+from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.memoryagent import add_entry, await_consistency, consistency, get_context, list_entries, put_context
+from maxy.memoryagent.spaces import CONTEXT_LABEL, SpaceMoved, commit_next, space_node_id, space_spec
 from maxy.schema import list_indexes, recorded_embedder
 from maxy.search.config import SearchConfig
 from maxy.search.pipeline import hybrid
 from maxy.search.request import SearchRequest
 
 from tests.fake_ollama import FakeOllama
+from tests.plugins_fixture.helpers import REPO, child_env
 
 
 def _count(db: Any, account_id: str, label: str) -> int:
@@ -226,3 +232,81 @@ def test_a_schema_without_the_entries_indexes_is_named_at_once(db, account, embe
     assert barrier["error"].startswith("the vector index memory_entry_embedding on MemoryEntry is missing")
     assert "maxy schema apply" in barrier["error"]
     assert await_consistency(writer, "bob", timeout_s=30)["consistent"] is False  # even with no entry to wait for
+
+
+# ---------------------------------------------------------------------------------------
+# several processes writing one memory at once
+_WRITER = """
+import sys
+from maxy.accounts import validate_account
+from maxy.config import load_settings
+from maxy.db import Database
+from maxy.graph.write import Edge, GraphWriter, NodeSpec
+from maxy.memoryagent import add_entry, put_context
+
+settings = load_settings()
+account = validate_account(settings.data_root, settings.ACCOUNT_ID)
+name, count = sys.argv[1], int(sys.argv[2])
+with Database(settings) as db:
+    writer = GraphWriter(db, account, None)
+    print("ready", flush=True)
+    sys.stdin.readline()  # every writer starts at once
+    for i in range(count):
+        add_entry(writer, "shared", summary=f"{name} noted {i}", raw_entry=f"{name} wrote note {i}")
+        put_context(writer, "shared", f"{name} context {i}")
+"""
+
+
+def test_processes_writing_one_memory_at_once_never_take_the_same_number(db, account, data_root: Path) -> None:
+    env = child_env(data_root, ACCOUNT_ID=account.account_id)
+    env["LOG_LEVEL"] = "ERROR"
+    writers, each = 3, 6
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, f"p{i}", str(each)],
+            env=env,
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(writers)
+    ]
+    try:
+        for child in children:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        assert [child.wait(timeout=300) for child in children] == [0] * writers
+    finally:
+        for child in children:
+            child.kill()
+    caller = Caller(account.account_id)
+    seqs = sorted(e["seq"] for e in list_entries(db, caller, "shared", limit=100))
+    assert seqs == list(range(writers * each))
+    rows = db.read(f"MATCH (c:{CONTEXT_LABEL}) WHERE c.accountId = $acc RETURN c.version AS v", acc=account.account_id)
+    assert sorted(r["v"] for r in rows) == list(range(1, writers * each + 1))
+    assert get_context(db, caller, "shared")["version"] == writers * each
+
+
+def test_a_numbered_write_that_lost_the_race_writes_nothing(db, account) -> None:
+    writer = GraphWriter(db, account, None)
+    put_context(writer, "ada", "first")
+    stale = NodeSpec(
+        [CONTEXT_LABEL],
+        {"memory": "ada", "version": 1, "content": "a copy that read no context"},
+        edges=[Edge("HAS_CONTEXT", space_node_id(writer.caller, "ada"), "in")],
+    )
+    with pytest.raises(SpaceMoved):
+        commit_next(
+            writer,
+            "ada",
+            writer.prepare([space_spec(writer, "ada"), stale]),
+            records="HAS_CONTEXT",
+            number="version",
+            read=None,
+        )
+    assert _count(db, account.account_id, CONTEXT_LABEL) == 1
+    assert get_context(db, writer.caller, "ada")["content"] == "first"

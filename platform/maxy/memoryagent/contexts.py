@@ -3,8 +3,8 @@
     (:MemorySpace)-[:HAS_CONTEXT]->(:MemoryContext {memory, version, content, sessionId})
 
 Every put of new content adds a new version (1, 2, ...); the old ones are kept, and the latest
-is the one with the highest version (two processes putting at the same instant may both take
-one version: the later write then counts as the latest). A put of the latest version's own
+is the one with the highest version. Two processes putting at the same instant take two
+versions: the later one reads the latest again (``spaces.commit_next``). A put of the latest version's own
 content writes nothing and answers with that version (``written: false``), so a flush with
 nothing new, such as a session's end right after its last flush, adds no copy.
 """
@@ -22,7 +22,16 @@ from ..graph.confine import record_scope
 from ..graph.guards import Caller, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
-from .spaces import CONTEXT_LABEL, check_memory, space_lock, space_node_id, space_spec
+from .spaces import (
+    CONTEXT_LABEL,
+    MAX_TRIES,
+    SpaceMoved,
+    check_memory,
+    commit_next,
+    space_lock,
+    space_node_id,
+    space_spec,
+)
 
 MAX_CONTENT = 100_000
 
@@ -64,23 +73,31 @@ def put_context(writer: GraphWriter, memory: str, content: str, *, session_id: s
     caller = writer.caller
     node_id = f"memcontext-{uuid.uuid4().hex[:24]}"
     with space_lock(caller, name):
-        latest = _latest(writer.db, caller, name)
-        if latest is not None and latest["content"] == text:
-            return _put_result(writer, name, latest, written=False, chars=len(text), sid=sid, started=started)
-        version = 1 if latest is None else int(latest["version"]) + 1
-        props = {"memory": name, "version": version, "content": text, "sessionId": sid}
-        writer.write_many(
-            [
-                space_spec(writer, name),
-                NodeSpec(
-                    [CONTEXT_LABEL],
-                    props,
-                    edges=[Edge("HAS_CONTEXT", space_node_id(caller, name), "in")],
-                    node_id=node_id,
-                    scope=record_scope(caller),
-                ),
-            ]
-        )
+        for _ in range(MAX_TRIES):
+            latest = _latest(writer.db, caller, name)
+            if latest is not None and latest["content"] == text:
+                return _put_result(writer, name, latest, written=False, chars=len(text), sid=sid, started=started)
+            read = None if latest is None else int(latest["version"])
+            version = 1 if read is None else read + 1
+            if read is None:  # perhaps a new space: it is there before it is locked
+                writer.write(space_spec(writer, name))
+            context = NodeSpec(
+                [CONTEXT_LABEL],
+                {"memory": name, "version": version, "content": text, "sessionId": sid},
+                edges=[Edge("HAS_CONTEXT", space_node_id(caller, name), "in")],
+                node_id=node_id,
+                scope=record_scope(caller),
+            )
+            prepared = writer.prepare([space_spec(writer, name), context])
+            try:
+                commit_next(writer, name, prepared, records="HAS_CONTEXT", number="version", read=read)
+            except SpaceMoved:
+                continue
+            break
+        else:
+            raise ValidationError(
+                "memory", f"{name!r} kept changing while this call ran ({MAX_TRIES} tries); call again"
+            )
         stored = _latest(writer.db, caller, name)
     created_at = stored["createdAt"] if stored and stored["contextId"] == node_id else None
     written = {"contextId": node_id, "version": version, "createdAt": created_at}

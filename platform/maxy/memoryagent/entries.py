@@ -28,7 +28,17 @@ from ..graph.confine import id_root, record_scope
 from ..graph.guards import Caller, generic_guard, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
-from .spaces import ENTRY_LABEL, check_memory, derived_id, space_lock, space_node_id, space_spec
+from .spaces import (
+    ENTRY_LABEL,
+    MAX_TRIES,
+    SpaceMoved,
+    check_memory,
+    commit_next,
+    derived_id,
+    space_lock,
+    space_node_id,
+    space_spec,
+)
 
 MAX_SUMMARY = 4_000
 MAX_RAW_ENTRY = 20_000
@@ -139,6 +149,34 @@ def _message_in_view(writer: GraphWriter, node_id: str) -> bool:
     return bool(rows and rows[0]["n"])
 
 
+def _entry_specs(
+    writer: GraphWriter,
+    memory: str,
+    node_id: str,
+    props: dict[str, Any],
+    sid: str | None,
+    message: str | None,
+    state: dict[str, Any],
+) -> list[NodeSpec]:
+    """The space (touched), the entry (linked to its Message when the view holds it), and, once
+    the session's Conversation exists, the entry and the session's earlier entries linked to it."""
+    caller = writer.caller
+    conversation = find_conversation(writer.db, caller, sid) if sid is not None else None
+    edges = [Edge("HAS_ENTRY", space_node_id(caller, memory), "in")]
+    if message is not None:
+        edges.append(Edge("RECORDS", message))
+    if conversation is not None:
+        edges.append(Edge("IN_SESSION", conversation["nodeId"]))
+    entry = NodeSpec([ENTRY_LABEL], props, edges=edges, node_id=node_id, scope=record_scope(caller))
+    specs = [space_spec(writer, memory), entry]
+    if conversation is not None:
+        specs += [
+            NodeSpec([ENTRY_LABEL], {}, edges=[Edge("IN_SESSION", conversation["nodeId"])], node_id=other)
+            for other in state.get("unlinked") or []
+        ]
+    return specs
+
+
 def add_entry(
     writer: GraphWriter,
     memory: str,
@@ -168,25 +206,29 @@ def add_entry(
     caller = writer.caller
     node_id = entry_node_id(caller, name, sid, mid) if mid is not None else f"mementry-{uuid.uuid4().hex[:24]}"
     message = message_node_id(id_root(caller), sid, mid) if sid is not None and mid is not None else None
+    if message is not None and not _message_in_view(writer, message):
+        message = None
     with space_lock(caller, name):
-        state = _space_state(writer, name, node_id, sid)
-        own, top = state.get("ownSeq"), state.get("maxSeq")
-        props["seq"] = int(own) if own is not None else (0 if top is None else int(top) + 1)
-        if message is not None and not _message_in_view(writer, message):
-            message = None
-        conversation = find_conversation(writer.db, caller, sid) if sid is not None else None
-        edges = [Edge("HAS_ENTRY", space_node_id(caller, name), "in")]
-        if message is not None:
-            edges.append(Edge("RECORDS", message))
-        specs = [space_spec(writer, name)]
-        if conversation is not None:
-            edges.append(Edge("IN_SESSION", conversation["nodeId"]))
-            specs += [
-                NodeSpec([ENTRY_LABEL], {}, edges=[Edge("IN_SESSION", conversation["nodeId"])], node_id=other)
-                for other in state.get("unlinked") or []
-            ]
-        specs.insert(1, NodeSpec([ENTRY_LABEL], props, edges=edges, node_id=node_id, scope=record_scope(caller)))
-        results = writer.write_many(specs)
+        for _ in range(MAX_TRIES):
+            state = _space_state(writer, name, node_id, sid)
+            own, top = state.get("ownSeq"), state.get("maxSeq")
+            props["seq"] = int(own) if own is not None else (0 if top is None else int(top) + 1)
+            if top is None:  # perhaps a new space: it is there before it is locked
+                writer.write(space_spec(writer, name))
+            specs = _entry_specs(writer, name, node_id, props, sid, message, state)
+            try:
+                if own is not None:  # an entry written again keeps its seq: nothing to number
+                    results = writer.write_many(specs)
+                else:
+                    prepared = writer.prepare(specs)
+                    results = commit_next(writer, name, prepared, records="HAS_ENTRY", number="seq", read=top)
+            except SpaceMoved:
+                continue
+            break
+        else:
+            raise ValidationError(
+                "memory", f"{name!r} kept changing while this call ran ({MAX_TRIES} tries); call again"
+            )
     mine = next(r for r in results if r.node_id == node_id)
     out = {
         "entryId": node_id,

@@ -6,6 +6,11 @@
 A space's nodeId derives from ``confine.id_root`` and its name, so each pinned view has spaces
 of its own: two views writing to the memory ``ada`` never see each other's entries. Spaces are
 the admin's own records (``confine.record_scope``), like session conversations.
+
+An entry's ``seq`` and a context's ``version`` are the next after the space's highest. Within a
+process, :func:`space_lock` keeps writers in line; across processes, :func:`commit_next` takes
+the space's write lock in the writing transaction and checks that the highest is still the one
+the writer read, so two processes never take the same number: the later one reads again.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Literal
+
+import neo4j
 
 from ..errors import ValidationError
 from ..graph.confine import id_root, record_scope
-from ..graph.guards import Caller
-from ..graph.write import GraphWriter, NodeSpec
+from ..graph.guards import Caller, node_guard
+from ..graph.write import GraphWriter, NodeSpec, PreparedWrite, WriteResult
 
 MAX_MEMORY = 128
 MEMORY_RE = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
@@ -28,6 +36,12 @@ ENTRY_LABEL = "MemoryEntry"
 CONTEXT_LABEL = "MemoryContext"
 
 _LOCKS = tuple(threading.Lock() for _ in range(64))
+MAX_TRIES = 8  # reads of a space that another process keeps writing to
+
+
+class SpaceMoved(Exception):
+    """Another writer numbered a record of the space between the read and the lock: nothing
+    was written; read again."""
 
 
 def check_memory(value: object, field: str = "memory") -> str:
@@ -69,3 +83,32 @@ def space_lock(caller: Caller, memory: str) -> Iterator[None]:
     """Serialises writes to one space within a process (its next seq or version)."""
     with _LOCKS[hash((id_root(caller), memory)) % len(_LOCKS)]:
         yield
+
+
+def commit_next(
+    writer: GraphWriter,
+    memory: str,
+    prepared: PreparedWrite,
+    *,
+    records: Literal["HAS_ENTRY", "HAS_CONTEXT"],
+    number: Literal["seq", "version"],
+    read: int | None,
+) -> list[WriteResult]:
+    """Write ``prepared`` in one transaction that first takes the space's write lock, then checks
+    that the highest ``number`` of its ``records`` (the relationship to them: ``HAS_ENTRY`` or
+    ``HAS_CONTEXT``) is still ``read`` (None: it had none); else :class:`SpaceMoved`. The space
+    must exist already (:func:`space_spec`)."""
+    space_id = space_node_id(writer.caller, memory)
+    space, record = node_guard(writer.caller, "s"), node_guard(writer.caller, "c")
+    lock = f"MATCH (s:{SPACE_LABEL}:Node {{nodeId: $id}}) WHERE {space.clause} SET s.memory = s.memory RETURN s.nodeId AS id"
+    # read under the lock, in a statement of its own, so it sees what the last writer committed
+    highest = f"MATCH (s:Node {{nodeId: $id}})-[:{records}]->(c) WHERE {record.clause} RETURN max(c.{number}) AS top"
+
+    def locked(tx: neo4j.ManagedTransaction) -> None:
+        if tx.run(lock, id=space_id, **space.params).single() is None:
+            raise SpaceMoved()  # not there yet
+        row = tx.run(highest, id=space_id, **record.params).single()
+        if (None if row is None else row["top"]) != read:
+            raise SpaceMoved()
+
+    return writer.commit(prepared, before_write=locked)
