@@ -28,6 +28,7 @@ from .spaces import (
     SpaceMoved,
     check_memory,
     commit_next,
+    kept_changing,
     space_lock,
     space_node_id,
     space_spec,
@@ -95,9 +96,7 @@ def put_context(writer: GraphWriter, memory: str, content: str, *, session_id: s
                 continue
             break
         else:
-            raise ValidationError(
-                "memory", f"{name!r} kept changing while this call ran ({MAX_TRIES} tries); call again"
-            )
+            raise kept_changing(name)
         stored = _latest(writer.db, caller, name)
     created_at = stored["createdAt"] if stored and stored["contextId"] == node_id else None
     written = {"contextId": node_id, "version": version, "createdAt": created_at}

@@ -35,6 +35,7 @@ from .spaces import (
     check_memory,
     commit_next,
     derived_id,
+    kept_changing,
     space_lock,
     space_node_id,
     space_spec,
@@ -226,9 +227,7 @@ def add_entry(
                 continue
             break
         else:
-            raise ValidationError(
-                "memory", f"{name!r} kept changing while this call ran ({MAX_TRIES} tries); call again"
-            )
+            raise kept_changing(name)
     mine = next(r for r in results if r.node_id == node_id)
     out = {
         "entryId": node_id,

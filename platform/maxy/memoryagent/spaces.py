@@ -44,6 +44,11 @@ class SpaceMoved(Exception):
     was written; read again."""
 
 
+def kept_changing(memory: str) -> ValidationError:
+    """The refusal of a write whose every try (:data:`MAX_TRIES`) lost the race to other writers."""
+    return ValidationError("memory", f"{memory!r} kept changing while this call ran ({MAX_TRIES} tries); call again")
+
+
 def check_memory(value: object, field: str = "memory") -> str:
     """A memory's name: 1-128 letters, digits and ``. _ : @ -`` (a user id, a thread id, an e-mail)."""
     if not isinstance(value, str) or not value:
