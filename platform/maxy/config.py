@@ -58,16 +58,39 @@ _ONE_TOKEN = re.compile(r"^[^\s\x00-\x1f\x7f]+$")  # no spaces, no control chara
 _PLUGIN_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # fullmatch; plugins.manifest.NAME_RE (whose import cycles)
 
 
+def expand_path(value: str | Path) -> Path:
+    """``value`` with a leading ``~`` or ``~user`` expanded; ValueError (in words, no path) when
+    it names a user that does not exist, the home folder cannot be found, or it holds a NUL."""
+    if "\x00" in str(value):
+        raise ValueError("holds a NUL character, which no path can")
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:
+        user = str(value).split("/", 1)[0]
+        raise ValueError(f"{user} names no home folder that can be found: give the folder's full path") from None
+
+
+def _env_path(variable: str, value: str) -> Path:
+    try:
+        return expand_path(value)
+    except ValueError as err:
+        raise ConfigError(f"{variable}: {value!r} {err}") from None
+
+
 def config_dir() -> Path:
-    return Path(os.environ.get("MAXY_CONFIG_DIR") or Path.home() / ".maxy").expanduser()
+    value = os.environ.get("MAXY_CONFIG_DIR")
+    if value:
+        return _env_path("MAXY_CONFIG_DIR", value)
+    return _env_path("HOME", "~") / ".maxy"
 
 
 def cache_dir() -> Path:
     """Downloads (Neo4j jars, tokenizer) live here, outside the repository, shared by clones."""
-    base = os.environ.get("MAXY_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
-    if base:
-        return Path(base).expanduser() / ("" if os.environ.get("MAXY_CACHE_DIR") else "maxy")
-    return Path.home() / ".cache" / "maxy"
+    if os.environ.get("MAXY_CACHE_DIR"):
+        return _env_path("MAXY_CACHE_DIR", os.environ["MAXY_CACHE_DIR"])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return _env_path("XDG_CACHE_HOME", os.environ["XDG_CACHE_HOME"]) / "maxy"
+    return _env_path("HOME", "~") / ".cache" / "maxy"
 
 
 def env_file() -> Path:
@@ -366,7 +389,10 @@ class Settings(BaseSettings):
     @field_validator("DATA_ROOT")
     @classmethod
     def _folder(cls, value: Path | None) -> Path | None:
-        if value is not None and value.expanduser().exists() and not value.expanduser().is_dir():
+        if value is None:
+            return None
+        folder = expand_path(value)
+        if folder.exists() and not folder.is_dir():
             raise ValueError(f"{str(value)!r} is a file, not a folder")
         return value
 

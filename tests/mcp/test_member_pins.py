@@ -28,7 +28,7 @@ HTTP_PROBES = {"other": {"memberId": "bob"}}
 
 
 def test_stdio_servers_take_the_member_from_their_environment(account, data_root: Path, tmp_path: Path) -> None:
-    env = child_env(data_root, ACCOUNT_ID=account.account_id, MEMBER_ID="ada")
+    env = child_env(data_root, ACCOUNT_ID=account.account_id, MEMBER_ID="ada", ALLOWED_SCOPES="shared")
     pinned = anyio.run(stdio_whoami, env, tmp_path / "pinned.log", STDIO_PROBES)
     assert pinned["who"]["memberId"] == "ada"
     for refused in (pinned["other"], pinned["snake"]):
@@ -54,7 +54,7 @@ def test_a_public_server_never_acts_for_a_member(account, data_root: Path) -> No
 
 
 def test_api_keys_pin_the_member_over_http(account, data_root: Path) -> None:
-    ada_key, record = create_api_key(data_root, account.account_id, role="admin", member_id="ada")
+    ada_key, record = create_api_key(data_root, account.account_id, role="admin", member_id="ada", scopes=["shared"])
     plain_key, _ = create_api_key(data_root, account.account_id, role="admin")
     assert record.member_id == "ada" and record.as_dict()["memberId"] == "ada"
     settings = load_settings(DATA_ROOT=data_root, MEMBER_ID="zed")  # the serving process's own is no caller's

@@ -173,10 +173,15 @@ def create_agent(data_root: Path, account_id: str, config: AgentConfig) -> Agent
     return config
 
 
+def no_such_agent(slug: str) -> ValidationError:
+    """The refusal for an agent that is not there (or not in the asker's view: the same words)."""
+    return ValidationError("slug", f"no agent {slug!r} in this account: `maxy agent list` shows them")
+
+
 def read_agent(data_root: Path, account_id: str, slug: str) -> AgentConfig:
     path = agent_dir(data_root, account_id, slug)
     if not path.is_dir():
-        raise ValidationError("slug", f"no agent {slug!r} in this account: `maxy agent list` shows them")
+        raise no_such_agent(slug)
     return _read_config(path)
 
 

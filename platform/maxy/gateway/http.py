@@ -9,7 +9,6 @@ read."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import Any
@@ -20,10 +19,12 @@ from ..accounts import AccountError
 from ..config import Settings
 from ..db import Database
 from ..errors import ConfigError, ValidationError
+from ..httpjson import BodyRefused, ClientGone, JSONAnswer, check_media_type, gone, parse_json, read_within, refusal
 from ..logs import log_line
 from .screen import MAX_TEXT_CHARS, check_channel, check_role, check_text, screen_message
 
 FIELDS = ("text", "channel", "role")
+EXAMPLE = '{"text": "...", "channel": "web"}'
 # The longest text JSON-escaped (12 bytes, a surrogate pair of \uXXXX, for one character), and the other fields
 MAX_BODY_BYTES = 12 * MAX_TEXT_CHARS + 1024
 
@@ -44,21 +45,6 @@ def check_length(content_length: str | None) -> None:
         )
 
 
-async def read_within(request: Request, limit: int) -> bytes | None:
-    """The request's body, read no further than ``limit`` bytes: None when its declared length
-    or the stream itself runs past it (the caller answers 413 in its own words)."""
-    declared = (request.headers.get("content-length") or "").strip()
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 async def read_capped(request: Request) -> bytes:
     """The request's body, read no further than MAX_BODY_BYTES (BodyTooLarge past it)."""
     check_length(request.headers.get("content-length"))
@@ -70,14 +56,9 @@ async def read_capped(request: Request) -> bytes:
 
 def read_body(raw: bytes) -> tuple[str, str, str | None]:
     """(text, channel, role or None) from the request body; ValidationError naming the field otherwise."""
-    try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValidationError("body", f'not JSON ({err}): send {{"text": "...", "channel": "web"}}') from None
-    except RecursionError:
-        raise ValidationError("body", 'nested too deeply to be read: send {"text": "...", "channel": "web"}') from None
+    body = parse_json(raw, EXAMPLE)
     if not isinstance(body, dict):
-        raise ValidationError("body", 'not a JSON object: send {"text": "...", "channel": "web"}')
+        raise ValidationError("body", f"not a JSON object: send {EXAMPLE}")
     unknown = sorted(set(body) - set(FIELDS))
     if unknown:
         raise ValidationError(unknown[0], f"not a field of this endpoint; the fields are {', '.join(FIELDS)}")
@@ -120,7 +101,6 @@ def mount_gateway_routes(app: Any, settings: Settings, store: Any, db: Database,
     import importlib
 
     from starlette.concurrency import run_in_threadpool
-    from starlette.responses import JSONResponse
 
     from ..mcp.http import REALM, presented_key, unauthorized
 
@@ -137,6 +117,7 @@ def mount_gateway_routes(app: Any, settings: Settings, store: Any, db: Database,
             401: {"description": "no valid API key, or one whose account is gone or whose pins are broken"},
             403: {"description": "a public key asking to screen an admin message"},
             413: {"description": f"a body of more than {MAX_BODY_BYTES} bytes"},
+            415: {"description": "a body that is not sent as application/json"},
         },
     )
     async def gateway_screen(request: Request) -> Any:
@@ -159,21 +140,26 @@ def mount_gateway_routes(app: Any, settings: Settings, store: Any, db: Database,
                 keyId=record.key_id,
                 error=logged,
             )
-            return JSONResponse(
+            return JSONAnswer(
                 {"error": f"API key: {shown}"},
                 status_code=401,
                 headers={"WWW-Authenticate": f'Bearer realm="{REALM}", error="invalid_token"'},
             )
         try:
+            check_media_type(request)
             text, channel, role = read_body(await read_capped(request))
+        except ClientGone:
+            return gone()
+        except BodyRefused as err:
+            return refusal(err)
         except BodyTooLarge as err:
-            return JSONResponse({"error": str(err)}, status_code=413)
+            return JSONAnswer({"error": str(err)}, status_code=413)
         except ValidationError as err:
-            return JSONResponse({"error": str(err)}, status_code=400)
+            return JSONAnswer({"error": str(err)}, status_code=400)
         if record.role == "public" and role not in (None, "public"):
-            return JSONResponse(
+            return JSONAnswer(
                 {"error": "role: a public API key screens public messages only: send role public, or omit it"},
                 status_code=403,
             )
         screening = await run_in_threadpool(screen_message, settings, text, channel=channel, role=role or record.role)
-        return JSONResponse(screening.as_dict())
+        return JSONAnswer(screening.as_dict())

@@ -233,11 +233,11 @@ class McpEndpoint:
 
 def unauthorized(refusal: KeyRefusal | None) -> Any:
     """The 401 for a request without a usable API key (logged), with its Bearer challenge."""
-    from starlette.responses import JSONResponse
+    from ..httpjson import JSONAnswer
 
     refusal = refusal or UNKNOWN_KEY
     log_line("mcp-http", "auth-failed", level=logging.WARNING, reason=refusal.reason)
-    return JSONResponse({"error": refusal.message}, status_code=401, headers={"WWW-Authenticate": refusal.challenge()})
+    return JSONAnswer({"error": refusal.message}, status_code=401, headers={"WWW-Authenticate": refusal.challenge()})
 
 
 async def _read_body(receive: Any) -> tuple[list[Any], bytes]:
@@ -273,6 +273,7 @@ def create_app(
     from starlette.routing import Route
 
     from .. import __version__
+    from ..httpjson import JSONAnswer
     from ..specialists.gate import check_specialists
     from .openapi import add_mcp
 
@@ -304,6 +305,7 @@ def create_app(
     app = FastAPI(
         title="maxy",
         version=__version__,
+        default_response_class=JSONAnswer,
         description="Maxy's MCP tools over streamable HTTP at `/mcp`. Authenticate with an API key from "
         "`maxy mcp key create`, sent as `Authorization: Bearer <key>` or as `x-api-key: <key>`.",
         lifespan=lifespan,
@@ -327,12 +329,12 @@ def create_app(
     def health() -> Any:
         """The database (reachable, round-trip latency), the embedder (its breaker, its last error),
         the plugins and tools; 503 when the database is down."""
-        from starlette.responses import JSONResponse
+        from ..httpjson import JSONAnswer
 
         report = health_report(db, embedder)
         report["plugins"] = [p.name for p in plugins]
         report["tools"] = {role: sorted(server.maxy_tools) for role, server in servers.items()}
-        return JSONResponse(report, status_code=200 if report["ok"] else 503)
+        return JSONAnswer(report, status_code=200 if report["ok"] else 503)
 
     from ..agents.http import mount_agent_routes
     from ..gateway.http import mount_gateway_routes

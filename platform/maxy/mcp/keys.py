@@ -47,6 +47,22 @@ class ApiKey:
     task_role: str | None = None  # the task store's role of its calls; None: task tools only read
     member_id: str | None = None  # the community member its calls act for; None: the account's admin
 
+    @property
+    def holds_view(self) -> bool:
+        """Whether the key reaches the account's memory at all. A member's key is least-privilege:
+        it acts in the community as its member, and reaches memory only through the view (scopes,
+        agent) stated when it was made; one made with neither reaches no memory."""
+        return self.member_id is None or self.scopes is not None or self.agent_slug is not None
+
+    def sees_agent(self, slug: str, agent_scopes: Sequence[str]) -> bool:
+        """Whether agent ``slug``, reading ``agent_scopes``, lies inside this key's view: the key
+        holds a view, is pinned to that agent or to none, and its scopes (if pinned) cover the agent's."""
+        if not self.holds_view:
+            return False
+        if self.agent_slug is not None and self.agent_slug != slug:
+            return False
+        return self.scopes is None or set(agent_scopes) <= set(self.scopes)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "keyId": self.key_id,
@@ -56,6 +72,7 @@ class ApiKey:
             "scopes": list(self.scopes) if self.scopes is not None else None,
             "taskRole": self.task_role,
             "memberId": self.member_id,
+            "memoryView": self.holds_view,
             "createdAt": self.created_at,
         }
 

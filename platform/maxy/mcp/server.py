@@ -58,6 +58,7 @@ from ..logs import log_line, short
 from ..plugins.api import PINNED_ARGUMENTS, ROLES, Rendered, Role, ToolContext, ToolError, ToolSpec, title_of
 from ..plugins.discovery import LoadedPlugin, PluginPrompt, PluginTool
 from ..plugins.manifest import EAGER_META_KEY
+from ..textcheck import check_clean, printable
 from .audit import ToolCallRecord, record_tool_call
 from .audit_retention import finish_prunes
 
@@ -280,6 +281,18 @@ def _structured(spec: ToolSpec, value: Any) -> CallToolResult:
     )
 
 
+def _printable(result: CallToolResult) -> CallToolResult:
+    """The result with every lone surrogate replaced (U+FFFD), so a string stored before the
+    boundary checks, or read from a file, never breaks the reply or the audit record."""
+    content = [
+        block.model_copy(update={"text": printable(block.text)}) if isinstance(block, TextContent) else block
+        for block in result.content
+    ]
+    structured = printable(result.structured_content) if result.structured_content is not None else None
+    meta = printable(result.meta) if result.meta is not None else None
+    return result.model_copy(update={"content": content, "structured_content": structured, "meta": meta})
+
+
 def _handler(tool: PluginTool) -> Callable[..., Any]:
     """The function the SDK registers: sync (so the SDK runs it in a worker thread)."""
     spec = tool.spec
@@ -384,8 +397,10 @@ class MaxyMCPServer(MCPServer):
         ctx: ToolContext | None = None
         try:
             ctx = self.ctx_factory(tool.plugin, _headers(context))
+            ctx.refuse_outside_reach(tool.plugin)
             ctx.refuse_widening(arguments)
             self._refuse_unknown(name, arguments)
+            check_clean(arguments)
             token = _current_ctx.set(ctx)
             try:
                 result = await super().call_tool(name, arguments, context)
@@ -412,6 +427,7 @@ class MaxyMCPServer(MCPServer):
             result = _error_result(str(exc))
         if not isinstance(result, CallToolResult):  # e.g. an input-required round: pass through
             return result
+        result = _printable(result)
         completed = datetime.now(UTC)
         log_line(
             "mcp",
@@ -424,7 +440,13 @@ class MaxyMCPServer(MCPServer):
         )
         if self.audit and ctx is not None:
             record = ToolCallRecord(
-                name, tool.plugin, dict(arguments), _result_text(result), bool(result.is_error), started, completed
+                name,
+                tool.plugin,
+                printable(dict(arguments)),
+                _result_text(result),
+                bool(result.is_error),
+                started,
+                completed,
             )
             await anyio.to_thread.run_sync(record_tool_call, ctx, record)
         return result

@@ -16,7 +16,6 @@ that runs past it, is a 413 before the rest is read.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request  # at module level: FastAPI reads the route's annotations here
@@ -25,6 +24,7 @@ from ..accounts import validate_account
 from ..config import Settings
 from ..db import Database
 from ..errors import ValidationError
+from ..httpjson import BodyRefused, ClientGone, JSONAnswer, check_media_type, gone, parse_json, read_within, refusal
 from ..logs import log_line, short
 from .engine import Negotiations
 from .parked import TurnConflict, pickup, respond
@@ -37,9 +37,9 @@ TOO_LARGE = {"error": f"body: more than {MAX_BODY_BYTES} bytes; send one turn, i
 def answer(negotiations: Negotiations, record: Any, negotiation_id: str, raw: bytes) -> tuple[int, dict[str, Any]]:
     """(HTTP status, body) of a respond call: the negotiation after the turn, or the refusal."""
     try:
-        payload = json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return 400, {"error": "body: not JSON; send {action, assessment, message?}"}
+        payload = parse_json(raw or b"null", "{action, assessment, message?}")
+    except BodyRefused as err:
+        return err.status, {"error": str(err)}
     try:
         return 200, respond(negotiations, record.member_id, record.key_id, negotiation_id, payload)
     except TurnConflict as err:
@@ -51,11 +51,27 @@ def answer(negotiations: Negotiations, record: Any, negotiation_id: str, raw: by
         return 400, {"error": str(err)}
 
 
+async def read_turn(request: Request, key_id: str) -> tuple[bytes, None] | tuple[None, JSONAnswer]:
+    """(the turn's raw body, None), or (None, the answer refusing it: 415, 413, or the one for a
+    client that hung up)."""
+    try:
+        check_media_type(request)
+        raw = await read_within(request, MAX_BODY_BYTES)
+    except BodyRefused as err:
+        return None, refusal(err)
+    except ClientGone:
+        return None, gone()
+    if raw is None:
+        log_line("negotiation", "http-refused", keyId=key_id, reason="body-too-large")
+        return None, JSONAnswer(TOO_LARGE, status_code=413)
+    return raw, None
+
+
 def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Database, embedder: Any) -> None:
     from starlette.concurrency import run_in_threadpool
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import Response
 
-    from ..gateway.http import UsableKeys, read_within
+    from ..gateway.http import UsableKeys
     from ..mcp.http import presented_key, unauthorized
 
     keys = UsableKeys(settings, db, embedder)
@@ -70,7 +86,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
             return None, unauthorized(None)
         if record.key_id != agent_id or not record.member_id or record.role != "admin":
             log_line("negotiation", "http-refused", keyId=record.key_id, reason="not-this-agent")
-            return None, JSONResponse(NO_AGENT, status_code=404)
+            return None, JSONAnswer(NO_AGENT, status_code=404)
         return record, None
 
     def negotiations_for(record: Any) -> Negotiations:
@@ -89,13 +105,13 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
         """Claim the oldest turn waiting for the key's member: the turn number, the deadline (6
         hours), the other side's last action, the turns so far, both members' context and the
         evaluator's seed assessment. Answer it with ``.../{negotiationId}/respond``."""
-        record, refusal = await agent_of(request, agent_id)
-        if refusal is not None:
-            return refusal
+        record, denied = await agent_of(request, agent_id)
+        if denied is not None:
+            return denied
         turn = await run_in_threadpool(pickup, negotiations_for(record), record.member_id, record.key_id)
         if turn is None:
             return Response(status_code=204)
-        return JSONResponse(turn)
+        return JSONAnswer(turn)
 
     @app.post(
         "/api/agents/{agent_id}/negotiations/{negotiation_id}/respond",
@@ -105,17 +121,17 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
             404: {"description": "the id is not this key's id, or no negotiation the member can see"},
             409: {"description": "the negotiation's turn is not claimed by this agent, or it kept changing"},
             413: {"description": f"a body of more than {MAX_BODY_BYTES} bytes"},
+            415: {"description": "a body that is not sent as application/json"},
         },
     )
     async def negotiation_respond(request: Request, agent_id: str, negotiation_id: str) -> Any:
         """Submit the claimed turn: ``{action, assessment: {reasoning, suggestedRoles: {ownUser,
         otherUser}}, message?}``. Answers the negotiation as it stands after the turn."""
-        record, refusal = await agent_of(request, agent_id)
-        if refusal is not None:
-            return refusal
-        raw = await read_within(request, MAX_BODY_BYTES)
+        record, denied = await agent_of(request, agent_id)
+        if denied is not None:
+            return denied
+        raw, refused = await read_turn(request, record.key_id)
         if raw is None:
-            log_line("negotiation", "http-refused", keyId=record.key_id, reason="body-too-large")
-            return JSONResponse(TOO_LARGE, status_code=413)
+            return refused
         status, body = await run_in_threadpool(answer, negotiations_for(record), record, negotiation_id, raw)
-        return JSONResponse(body, status_code=status)
+        return JSONAnswer(body, status_code=status)

@@ -60,6 +60,8 @@ PINNED_ARGUMENTS = {
 # exactly as an unknown member is (maxy.community.view.unknown_member), so no refusal tells
 # a pinned member whether another member exists.
 MEMBER_ARGUMENTS = ("memberId", "member_id")
+# The plugin whose tools a member's server reaches without a memory view (ToolContext.reaches_memory).
+COMMUNITY_PLUGIN = "community"
 
 
 class ToolError(MaxyError):
@@ -220,6 +222,21 @@ class ToolContext:
         if self.member_id:
             pins["MEMBER_ID"] = self.member_id
         return pins
+
+    @property
+    def reaches_memory(self) -> bool:
+        """A member's server is least-privilege: it acts in the community as that member, and
+        reaches the account's memory only through the view (scopes, agent) pinned with it."""
+        return self.member_id is None or self.caller.pinned
+
+    def refuse_outside_reach(self, plugin: str) -> None:
+        """Refuse a tool of another plugin than the community's to a member without a view."""
+        if plugin != COMMUNITY_PLUGIN and not self.reaches_memory:
+            raise ToolError(
+                f"this server acts for community member {self.member_id!r} and holds no memory view: only the "
+                f"community tools answer it; give it a view when it is made (maxy mcp key create --member "
+                f"{self.member_id} --scopes shared, or ALLOWED_SCOPES beside MEMBER_ID)"
+            )
 
     def refuse_widening(self, arguments: dict[str, Any]) -> None:
         """Refuse any argument that tries to name another account, scope, agent, session, task role

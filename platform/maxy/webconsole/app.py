@@ -18,9 +18,11 @@ from typing import Any
 from ..config import Settings
 from ..db import Database
 from ..errors import AccountError, ConfigError, GraphWriteError, MaxyError, ValidationError
+from ..httpjson import ClientGone
 from ..logs import log_line, short
 from ..mcp.keys import ApiKey, ApiKeyStore
 from ..plugins.api import ToolContext, ToolError
+from ..textcheck import check_clean, printable
 from .login import consume_login, token_shape
 from .sessions import COOKIE, ConsoleSession, ConsoleSessions
 from .templates import render
@@ -78,6 +80,10 @@ class Console:
         if session is None:
             return None
         key = self.store.by_id(session.account_id, session.key_id)
+        if key is not None and not key.holds_view:  # a member's key made without a view reaches no page
+            self.sessions.close(request.cookies.get(COOKIE))
+            log_line("console", "session-ended", level=logging.WARNING, reason="no-memory-view", keyId=key.key_id)
+            return None
         if key is None:
             self.sessions.close(request.cookies.get(COOKIE))
             log_line("console", "session-ended", level=logging.WARNING, reason="key-revoked", keyId=session.key_id)
@@ -113,7 +119,7 @@ class Console:
         from starlette.responses import HTMLResponse
 
         html = render(template, view=view, csrf=view.session.csrf, path=request.url.path, **values)
-        return HTMLResponse(html, status_code=code)
+        return HTMLResponse(printable(html), status_code=code)
 
 
 def same_origin(request: Any) -> bool:
@@ -126,14 +132,30 @@ def same_origin(request: Any) -> bool:
     return referer == own or referer.startswith(own + "/")
 
 
+async def read_form(request: Any) -> Any:
+    """The posted form; ClientGone (after one ``[http] client-disconnected`` line) when the
+    client hung up before its body was over."""
+    from starlette.requests import ClientDisconnect
+
+    try:
+        return await request.form()
+    except ClientDisconnect:
+        log_line("http", "client-disconnected", level=logging.WARNING, path=request.url.path)
+        raise ClientGone() from None
+
+
 async def checked_form(request: Any, view: View) -> dict[str, str] | None:
-    """The posted form when its CSRF token and origin are right; None (nothing done) otherwise."""
-    form = await request.form()
+    """The posted form when its CSRF token and origin are right; None (nothing done) otherwise.
+    Its values are checked once for NUL characters and lone surrogates (ValidationError naming
+    the field)."""
+    form = await read_form(request)
     token = str(form.get("csrf") or "")
     if not same_origin(request) or not hmac.compare_digest(token.encode(), view.session.csrf.encode()):
         log_line("console", "csrf-refused", level=logging.WARNING, keyId=view.key.key_id, path=request.url.path)
         return None
-    return {k: str(v) for k, v in form.items()}
+    values = {k: str(v) for k, v in form.items()}
+    check_clean(values)
+    return values
 
 
 class ConsoleHeaders:
@@ -182,9 +204,12 @@ def guarded(console: Console, handler: Callable[..., Any]) -> Callable[..., Any]
         if view is None:
             return _signed_out(request)
         try:
+            check_clean(dict(request.query_params))
             if inspect.iscoroutinefunction(handler):
                 return await handler(console, request, view)
             return await run_in_threadpool(handler, console, request, view)
+        except ClientGone:
+            return console.page(request, view, "error.html", code=400, message="the request's body never arrived")
         except ValidationError as err:
             return console.page(request, view, "error.html", code=400, message=str(err))
         except (ToolError, GraphWriteError) as refused:  # a write this view may not make: nothing was written
@@ -219,6 +244,8 @@ def _never_fails(handler: Callable[..., Any]) -> Callable[..., Any]:
     async def endpoint(request: Any) -> Any:
         try:
             return await handler(request)
+        except ClientGone:  # logged where it was noticed: nobody reads this answer
+            return _signed_out(request)
         except Exception as err:
             log_line("console", "page-failed", level=logging.ERROR, path=request.url.path, error=_described(err))
             return _signed_out(request)
@@ -250,12 +277,12 @@ def mount_console(app: Any, settings: Settings, store: ApiKeyStore, db: Database
     async def login(request: Any) -> Any:
         from starlette.concurrency import run_in_threadpool
 
-        form = await request.form()
+        form = await read_form(request)
         used = None
         if same_origin(request):
             used = await run_in_threadpool(consume_login, settings.data_root, str(form.get("token") or ""))
         key = store.by_id(used.account_id, used.key_id) if used else None
-        if used is None or key is None:
+        if used is None or key is None or not key.holds_view:
             log_line("console", "login-refused", level=logging.WARNING)
             return _signed_out(request)
         console.sessions.close(request.cookies.get(COOKIE))  # the browser's earlier session, if any

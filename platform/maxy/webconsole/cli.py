@@ -1,7 +1,7 @@
 """``maxy console``: print a one-time login link to the console of a running ``maxy serve``.
 
 The link opens a session for one API key of ``ACCOUNT_ID``: ``--key-id``, else the newest admin
-key without pins, else a new admin key (its secret is never shown: the console needs only its
+key without any pin (no scopes, agent, member or task role), else a new admin key (its secret is never shown: the console needs only its
 id). The link works once, for five minutes."""
 
 from __future__ import annotations
@@ -29,12 +29,30 @@ def _key_for(data_root: Path, account_id: str, key_id: str | None) -> tuple[ApiK
             raise ValidationError(
                 "--key-id", f"no API key {key_id!r} in account {account_id}: `maxy mcp key list` shows its keys"
             )
+        if not found.holds_view:
+            raise ValidationError(
+                "--key-id",
+                f"key {key_id} acts for community member {found.member_id!r} and reaches no memory, so no console "
+                "page: leave out --key-id to log in with an admin key",
+            )
         return found, False
-    unpinned = [k for k in keys if k.role == "admin" and not k.scopes and not k.agent_slug]
+    unpinned = [k for k in keys if is_operator_key(k)]
     if unpinned:
         return max(unpinned, key=lambda k: k.created_at), False
     _secret, record = create_api_key(data_root, account_id, role="admin")
     return record, True
+
+
+def is_operator_key(key: ApiKey) -> bool:
+    """The console's default key: an admin key with no pin at all (no scopes, agent, member or
+    task role), so revoking a member's or a task role's key never ends the operator's session."""
+    return (
+        key.role == "admin"
+        and key.scopes is None
+        and key.agent_slug is None
+        and key.member_id is None
+        and key.task_role is None
+    )
 
 
 def _server_answers(url: str) -> bool:

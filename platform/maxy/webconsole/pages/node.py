@@ -65,12 +65,12 @@ def _chain(neighbours: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def graph(console: Console, request: Any, view: View) -> Any:
     """The neighbourhood as ``{nodes: [{id, label, title, center}], edges: [{source, target, type}]}``."""
-    from starlette.responses import JSONResponse
+    from ...httpjson import JSONAnswer
 
     node_id = request.path_params["node_id"]
     hops = _hops(request.query_params)
     found = _one(get_nodes(console.db, view.ctx.caller, [node_id], hops=hops, budget=GRAPH_BUDGET))
-    return JSONResponse(neighbourhood_graph(found))
+    return JSONAnswer(neighbourhood_graph(found))
 
 
 def neighbourhood_graph(found: dict[str, Any]) -> dict[str, Any]:
