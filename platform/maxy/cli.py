@@ -414,12 +414,28 @@ def _register_module(module: str) -> None:
 _register_feature_commands()
 
 
+def refuse_unreadable_arguments(argv: list[str]) -> None:
+    """A command-line word that is not text (bytes that are not UTF-8 arrive as lone
+    surrogates) is one line naming it, before any command runs; the commands name their own
+    flags (``friendly``), this is the backstop for the rest."""
+    from .textcheck import bad_text
+
+    for position, word in enumerate(argv, 1):
+        reason = bad_text(word)
+        if reason is not None:
+            before = argv[position - 2] if position > 1 and argv[position - 2].startswith("--") else None
+            where = before or f"argument {position}"
+            report(f"{where}: {reason}")
+            sys.exit(2)
+
+
 def main() -> None:
     """The ``maxy`` command: every error ends as one line on stderr, exit 2 for a bad flag or
     setting and 1 for a failure while running; --debug (or MAXY_DEBUG=1) adds the traceback."""
     from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
     set_debug("--debug" in sys.argv[1:])
+    refuse_unreadable_arguments(sys.argv[1:])
     try:
         code = typer.main.get_command(app).main(prog_name="maxy", standalone_mode=False)
     except NoArgsIsHelpError as exc:  # the help is printed already

@@ -53,6 +53,13 @@ class _Console(Console):
     def soft_wrap(self, value: bool) -> None:
         self._soft_wrap = value
 
+    def _render_buffer(self, buffer: Any) -> str:
+        """What is written, with each lone surrogate (a string stored before the boundary
+        checks) shown as U+FFFD instead of failing the whole output."""
+        from .textcheck import printable
+
+        return str(printable(super()._render_buffer(buffer)))
+
 
 out = _Console()
 err = _Console(stderr=True)
@@ -113,14 +120,20 @@ MULTILINE_OPTIONS = ("--prop",)  # values that may hold text of several lines
 
 
 def _one_line_values(kwargs: dict[str, Any], flags: dict[str, str]) -> None:
-    """An option's value with a control character (a pasted newline, a tab) is refused: names,
-    ids, paths and filters are one line."""
+    """An argument or option holding a NUL or a lone surrogate (bytes that are not UTF-8, in a
+    UTF-8 locale) is refused, naming it; so is an option's value with a control character (a
+    pasted newline, a tab): names, ids, paths and filters are one line."""
+    from .textcheck import bad_text
+
     for name, value in kwargs.items():
         flag = flags.get(name, "")
-        if not flag.startswith("--") or flag in MULTILINE_OPTIONS:
-            continue
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            text = str(item) if isinstance(item, (str, os.PathLike)) else ""
+            text = os.fspath(item) if isinstance(item, (str, os.PathLike)) else ""
+            reason = bad_text(text) if isinstance(text, str) else None
+            if reason is not None and flag:
+                fail(f"{flag}: {reason}", 2)
+            if not flag.startswith("--") or flag in MULTILINE_OPTIONS:
+                continue
             if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
                 fail(f"{flag}: {text!r} has a control character (a pasted newline?); give the value on one line", 2)
 
@@ -280,4 +293,6 @@ def _bad_value(exc: Any) -> str:
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    from .textcheck import printable
+
+    sys.stdout.write(json.dumps(printable(data), indent=2, default=str) + "\n")

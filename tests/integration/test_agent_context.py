@@ -154,3 +154,41 @@ def test_a_message_is_screened_before_memory_is_fetched(db, account, data_root: 
     raw = assemble_context(settings, account.account_id, "concierge", plugins, message=message)
     assert raw.screening is not None and raw.screening.source == "fallthrough"
     assert raw.memory_context and raw.memory_context.splitlines()[0].startswith("[Organization]")
+
+
+def test_a_key_reads_only_the_contexts_of_agents_inside_its_view(account, data_root: Path) -> None:
+    """A key pinned to one agent and scope, or a member's key made without a view, reads no other
+    agent's context; the answer is word for word the one for an agent that does not exist."""
+    create_agent(data_root, account.account_id, AgentConfig("concierge", "Front desk"))
+    create_agent(data_root, account.account_id, AgentConfig("vip", "VIP desk", allowed_scopes=("public", "shared")))
+    (data_root / "accounts" / account.account_id / "agents" / "vip" / "IDENTITY.md").write_text("The VIP script.")
+    keys = {
+        "concierge-only": create_api_key(
+            data_root, account.account_id, role="admin", scopes=["public"], agent_slug="concierge"
+        )[0],
+        "public-scope": create_api_key(data_root, account.account_id, role="admin", scopes=["public"])[0],
+        "member": create_api_key(data_root, account.account_id, role="admin", member_id="ben")[0],
+        "member-with-view": create_api_key(
+            data_root, account.account_id, role="admin", member_id="ben", scopes=["public", "shared"]
+        )[0],
+        "unpinned": create_api_key(data_root, account.account_id, role="admin")[0],
+    }
+    app = create_app(discover_plugins(None, []), load_settings(DATA_ROOT=data_root))
+
+    def get(base: str, slug: str, key: str) -> httpx.Response:
+        return httpx.get(f"{base}/agents/{slug}/context", headers={"x-api-key": keys[key]}, timeout=60)
+
+    with serve_app(app) as base:
+        absent = get(base, "ghost", "unpinned")
+        assert absent.status_code == 400
+        for key in ("concierge-only", "public-scope", "member"):
+            refused = get(base, "vip", key)
+            assert refused.status_code == 400, key
+            assert refused.json() == {"error": absent.json()["error"].replace("'ghost'", "'vip'")}, key
+            assert "VIP script" not in refused.text
+        assert get(base, "concierge", "concierge-only").status_code == 200
+        assert get(base, "concierge", "public-scope").status_code == 200
+        assert get(base, "concierge", "member").status_code == 400  # a member's key without a view: none
+        for key in ("member-with-view", "unpinned"):
+            seen = get(base, "vip", key)
+            assert seen.status_code == 200 and "The VIP script." in seen.json()["systemPrompt"], key

@@ -56,3 +56,28 @@ def test_the_printed_link_logs_in_once_and_the_console_key_is_reused(db, account
 
     silent = _console(env, "--url", f"http://127.0.0.1:{_free_port()}")
     assert silent.returncode == 0 and "nothing answers" in silent.stderr and "maxy serve" in silent.stderr
+
+
+def test_the_default_key_is_never_a_members_or_a_task_roles(db, account, data_root) -> None:
+    """Keys with a member or a task role are no operator's: `maxy console` without --key-id makes
+    its own admin key beside them, so revoking a member's key never ends the operator's session;
+    a member's key made without a view opens no console at all."""
+    from maxy.mcp.keys import revoke_api_key
+
+    env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
+    _, ben = create_api_key(data_root, account.account_id, role="admin", member_id="ben")
+    _, executor = create_api_key(data_root, account.account_id, role="admin", task_role="executor")
+    app = create_app(discover_plugins(None, []), load_settings(DATA_ROOT=data_root, ACCOUNT_ID=account.account_id))
+    with serve_app(app) as base:
+        made = json.loads(_console(env, "--url", base, "--json").stdout)
+        assert made["keyCreated"] and made["keyId"] not in (ben.key_id, executor.key_id)
+        with httpx.Client() as client:
+            assert open_link(client, made["url"]).status_code == 303
+            assert revoke_api_key(data_root, ben.key_id) and revoke_api_key(data_root, executor.key_id)
+            assert client.get(base + "/console/search").status_code == 200  # still signed in
+
+        _, carol = create_api_key(data_root, account.account_id, role="admin", member_id="carol")
+        refused = _console(env, "--url", base, "--key-id", carol.key_id)
+        lines = [line for line in refused.stderr.splitlines() if line.strip()]
+        assert refused.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: --key-id: ")
+        assert "reaches no memory" in lines[0]

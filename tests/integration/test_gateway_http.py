@@ -179,3 +179,38 @@ def test_a_key_is_refused_as_on_mcp_when_its_pins_or_account_broke(site, account
     assert gone.status_code == 401 and "API key" in gone.json()["error"]
     assert str(data_root) not in gone.text  # the server's paths stay in its own log
     assert len(fake.requests) == 2
+
+
+def test_a_body_sent_as_another_media_type_is_415(site) -> None:
+    url, fake, admin, _public = site
+    body = json.dumps({"text": ASK}).encode()
+    for kind in ("text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded", None):
+        headers = {"x-api-key": admin} | ({"content-type": kind} if kind else {})
+        refused = httpx.post(url, content=body, headers=headers, timeout=60)
+        assert refused.status_code == 415, (kind, refused.text)
+        assert refused.json()["error"].startswith("Content-Type: ") and "application/json" in refused.json()["error"]
+    assert fake.requests == []
+    for kind in ("application/json; charset=utf-8", "application/vnd.api+json"):
+        assert httpx.post(url, content=body, headers={"x-api-key": admin, "content-type": kind}, timeout=60).is_success
+
+
+def test_a_client_hanging_up_mid_body_leaves_one_line_and_no_traceback(site, caplog) -> None:
+    import socket
+    import time
+
+    url, fake, admin, _public = site
+    caplog.set_level(logging.INFO)
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            f"POST /gateway/screen HTTP/1.1\r\nHost: {host}\r\nx-api-key: {admin}\r\n"
+            "content-type: application/json\r\nContent-Length: 900\r\n\r\n".encode()
+            + b'{"text": "hel'
+        )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("client-disconnected" in r.getMessage() for r in caplog.records):
+        time.sleep(0.05)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("[http] client-disconnected path=/gateway/screen") for line in lines), lines
+    assert not any(r.exc_info or "Exception in ASGI application" in r.getMessage() for r in caplog.records), lines
+    assert fake.requests == []

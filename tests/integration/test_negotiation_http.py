@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +143,101 @@ def test_two_agents_picking_up_over_http_exactly_one_wins(served) -> None:
     for t in threads:
         t.join()
     assert sorted(codes.values()) == [200, 204]
+
+
+def _raw(url: str, key: str, body: bytes, content_type: str = "application/json") -> httpx.Response:
+    headers = {"Authorization": f"Bearer {key}", "content-type": content_type}
+    return httpx.post(url, content=body, headers=headers, timeout=60)
+
+
+def test_a_lone_surrogate_or_a_nul_is_refused_naming_the_field_and_nothing_is_recorded(served) -> None:
+    base, keys, started, negotiations = served
+    bob_key, bob = keys["bob"]
+    nid = started["negotiationId"]
+    assert _post(f"{base}/api/agents/{bob.key_id}/negotiations/pickup", bob_key).status_code == 200
+    respond = f"{base}/api/agents/{bob.key_id}/negotiations/{nid}/respond"
+    good = json.dumps(ACCEPT)
+    for bad, field in (
+        (good.replace("Bob wants this work", "\\ud800 lone"), "assessment.reasoning"),
+        (good.replace("Glad to", "Glad\\u0000to"), "message"),
+        (good.replace('"ownUser"', '"own\\udfffUser"'), "assessment.suggestedRoles"),
+    ):
+        refused = _raw(respond, bob_key, bad.encode())
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"].startswith(f"{field}: ") and "\n" not in refused.json()["error"]
+    assert len(negotiations.load(nid, None).turns) == 1  # nothing was recorded: the turn is still open
+    assert _post(respond, bob_key, ACCEPT).status_code == 200
+
+
+def test_json_routes_answer_415_to_another_content_type(served) -> None:
+    base, keys, started, _negotiations = served
+    bob_key, bob = keys["bob"]
+    assert _post(f"{base}/api/agents/{bob.key_id}/negotiations/pickup", bob_key).status_code == 200
+    respond = f"{base}/api/agents/{bob.key_id}/negotiations/{started['negotiationId']}/respond"
+    body = json.dumps(ACCEPT).encode()
+    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""):
+        refused = _raw(respond, bob_key, body, kind)
+        assert refused.status_code == 415, (kind, refused.text)
+        assert refused.json()["error"].startswith("Content-Type: ")
+    assert _raw(respond, bob_key, body, "application/json; charset=utf-8").status_code == 200
+
+
+def test_a_client_hanging_up_mid_body_is_one_line_and_no_traceback(served, caplog) -> None:
+    import socket
+
+    base, keys, started, _negotiations = served
+    bob_key, bob = keys["bob"]
+    assert _post(f"{base}/api/agents/{bob.key_id}/negotiations/pickup", bob_key).status_code == 200
+    host, port = base.split("//", 1)[1].split(":")
+    path = f"/api/agents/{bob.key_id}/negotiations/{started['negotiationId']}/respond"
+    caplog.set_level(logging.INFO)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {bob_key}\r\n"
+            "content-type: application/json\r\nContent-Length: 5000\r\n\r\n".encode()
+            + b'{"action": "acc'
+        )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("client-disconnected" in r.getMessage() for r in caplog.records):
+        time.sleep(0.05)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("[http] client-disconnected") and f"path={path}" in line for line in lines), lines
+    assert not any(r.exc_info or "Exception in ASGI application" in r.getMessage() for r in caplog.records), lines
+    assert _post(f"{base}{path}", bob_key, ACCEPT).status_code == 200  # the turn is still this agent's to answer
+
+
+async def _mcp_calls(url: str, key: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=60)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+
+def test_a_bad_string_already_stored_never_breaks_a_reply(served, db) -> None:
+    """A turn recorded before the boundary checks, its reasoning holding a lone surrogate, is read
+    back over MCP by the member and the admin with U+FFFD in its place."""
+    import anyio
+
+    base, keys, started, _negotiations = served
+    nid = started["negotiationId"]
+    stored = db.read("MATCH (n:Negotiation {nodeId: $id}) RETURN n.turnsJson AS t", id=nid)[0]["t"]
+    poisoned = stored.replace("a strong match", "\\ud800 lone")
+    assert poisoned != stored
+    db.write("MATCH (n:Negotiation {nodeId: $id}) SET n.turnsJson = $t", id=nid, t=poisoned)
+    for key in (keys["bob"][0], keys["plain"][0]):
+        got, listed = anyio.run(
+            _mcp_calls,
+            f"{base}/mcp",
+            key,
+            [("get_negotiation", {"negotiationId": nid}), ("list_negotiations", {})],
+        )
+        assert not got.is_error and not listed.is_error
+        assert "\ufffd lone" in json.dumps(got.structured_content, ensure_ascii=False)
+        assert "\ufffd lone" in got.content[0].text

@@ -18,7 +18,7 @@ from maxy.mcp.keys import create_api_key
 from tests.mcp.test_mcp_http import _serving
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env
 
-PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 INIT_PARAMS = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
 
 
@@ -92,12 +92,14 @@ def test_stdio_answers_every_line_it_cannot_decode(stdio_server) -> None:
     assert init["id"] == 1 and init["result"]["serverInfo"]["name"] == "maxy-echo"
     server.send(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
 
-    # a lone surrogate escape (the six characters \ud800): Python's json takes it, the SDK does not
+    # a lone surrogate escape (the six characters \ud800) is no text: refused naming the argument
     surrogate = (
         rb'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo-search",'
         rb'"arguments":{"query":"\ud800"}}}'
     )
-    assert "hex escape" in _error(server.request(surrogate), 2, PARSE_ERROR)
+    assert _error(server.request(surrogate), 2, INVALID_PARAMS) == (
+        "Invalid params: query: holds a lone surrogate (U+D800 to U+DFFF), which is not text: send UTF-8"
+    )
     # a truncated line: the id is read up to the cut
     assert "EOF while parsing" in _error(server.request(b'{"jsonrpc":"2.0","id":3,"method":"tools/li'), 3, PARSE_ERROR)
     # an id cut short is not guessed
@@ -130,16 +132,16 @@ def test_stdio_answers_every_line_it_cannot_decode(stdio_server) -> None:
     server.proc.stdin.close()  # type: ignore[union-attr]
     assert server.proc.wait(timeout=15) == 0
     stderr = log.read_text()
-    assert stderr.count("[mcp] bad-request transport=stdio reason=parse-error") == 5
+    assert stderr.count("[mcp] bad-request transport=stdio reason=parse-error") == 4
     assert stderr.count("[mcp] bad-request transport=stdio reason=invalid-request") == 6
-    assert "[mcp] bad-request transport=stdio reason=parse-error id=2 " in stderr
+    assert "[mcp] bad-request transport=stdio reason=not-text id=2 " in stderr
     assert "Traceback" not in stderr
 
 
 # ---------------------------------------------------------------------------------------
 BAD_BODIES = {
     "not UTF-8": (b'{"jsonrpc":"2.0","id":1,"method":"ping\xff\xfe"}', PARSE_ERROR, 1),
-    "lone surrogate": (rb'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\ud800"}}', PARSE_ERROR, 2),
+    "lone surrogate": (rb'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\ud800"}}', INVALID_PARAMS, 2),
     "truncated": (b'{"jsonrpc":"2.0","id":3,"meth', PARSE_ERROR, 3),
     "empty": (b"", PARSE_ERROR, None),
     "too deep": (

@@ -25,6 +25,7 @@ from ..graph.confine import id_root
 from ..graph.validity import to_instant
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
+from ..textcheck import check_clean
 
 REQUIRED = ("conversation", "session", "id", "speaker", "content")
 # Neighbouring turns folded into a message's summary (embedded, and BM25-searchable).
@@ -63,6 +64,7 @@ def read_messages(path: Path) -> list[ImportedMessage]:
             row = json.loads(line)
         except json.JSONDecodeError as err:
             raise ValidationError(f"{path.name}:{n}", f"not JSON ({err.msg})") from None
+        check_clean(row, f"{path.name}:{n}")
         out.append(parse_message(row, f"{path.name}:{n}"))
     return out
 

@@ -18,6 +18,7 @@ from ..db import Database
 from ..errors import MaxyError
 from ..logs import log_line, short
 from ..schema import recorded_embedder
+from ..textcheck import printable
 from . import account_files, jsonl
 
 PAGE = 500
@@ -84,7 +85,7 @@ def export_account(
 
 
 def _line(out: TextIO, record: dict[str, Any]) -> None:
-    out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    out.write(json.dumps(printable(record), ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def _nodes(db: Database, account_id: str, node_ids: list[str], with_vectors: bool) -> Iterator[dict[str, Any]]:

@@ -31,6 +31,7 @@ from ..errors import GraphWriteError, MaxyError, ValidationError
 from ..graph.allowlist import quote
 from ..logs import log_line, short
 from ..schema import recorded_embedder
+from ..textcheck import check_clean
 from . import account_files, jsonl
 
 BATCH = 500
@@ -80,6 +81,7 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
                     ) from None
                 if not isinstance(record, dict):
                     raise ValidationError(where, "not a JSON object: is this a `maxy export` file?")
+                check_clean(record, where)
                 yield where, record
     except OSError as err:
         raise ValidationError("FILE", f"cannot read {path} ({err.strerror or err})") from None

@@ -24,6 +24,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     ErrorData,
@@ -33,6 +34,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from ..logs import log_line
+from ..textcheck import find_bad
 
 RequestId = int | str
 
@@ -47,7 +49,7 @@ class BadMessage:
 
     @property
     def reason(self) -> str:
-        return "parse-error" if self.code == PARSE_ERROR else "invalid-request"
+        return {PARSE_ERROR: "parse-error", INVALID_PARAMS: "not-text"}.get(self.code, "invalid-request")
 
     def reply(self) -> JSONRPCError:
         return JSONRPCError(jsonrpc="2.0", id=self.request_id, error=ErrorData(code=self.code, message=self.message))
@@ -92,12 +94,29 @@ def _invalid(value: Any) -> BadMessage:
     )
 
 
+def not_text(raw: str | bytes) -> BadMessage | None:
+    """The Invalid params error naming the field, when ``raw`` is JSON whose only fault is a
+    string that is no text (a lone surrogate escape, which the SDK's parser refuses as a whole)."""
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    params = value.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    bad = find_bad(arguments) if isinstance(arguments, dict) else find_bad(value)
+    if bad is None:
+        return None
+    return BadMessage(_id_of(value), INVALID_PARAMS, f"Invalid params: {bad[0]}: {bad[1]}")
+
+
 def bad_message(raw: str | bytes) -> BadMessage | None:
     """None when ``raw`` is one JSON-RPC message the SDK decodes, else the error that answers it."""
     try:
         value = pydantic_core.from_json(raw)  # the SDK's own parser: what it refuses is refused here
     except ValueError as err:
-        return BadMessage(recover_id(raw), PARSE_ERROR, f"Parse error: {err}")
+        return not_text(raw) or BadMessage(recover_id(raw), PARSE_ERROR, f"Parse error: {err}")
     try:
         jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError:
