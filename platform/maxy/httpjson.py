@@ -100,6 +100,11 @@ def parse_json(raw: bytes, example: str) -> Any:
     return body
 
 
+def json_body(schema: dict[str, Any], example: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI ``requestBody`` of a route that reads its JSON body itself."""
+    return {"required": True, "content": {"application/json": {"schema": schema, "example": example}}}
+
+
 def gone() -> JSONAnswer:
     """What a route returns when its client hung up: nobody reads it."""
     return JSONAnswer({"error": "body: the client hung up before the body was over"}, status_code=400)

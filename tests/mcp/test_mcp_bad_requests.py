@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import subprocess
 import threading
@@ -186,3 +187,17 @@ def test_http_answers_every_body_it_cannot_decode(account, data_root: Path, capl
     bad = [r.getMessage() for r in caplog.records if "[mcp-http] bad-request" in r.getMessage()]
     assert len(bad) == 3 * len(BAD_BODIES)
     assert all(f"keyId={record.key_id}" in line for line in bad)
+
+
+def test_an_id_that_is_no_text_still_gets_a_reply(account, data_root: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A message whose id is a lone surrogate (found by the every-route property test): the error
+    reply carries U+FFFD in its place instead of failing to encode (a 500 and a traceback)."""
+    key, _ = create_api_key(data_root, account.account_id, role="admin")
+    body = rb'{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"x","arguments":{"q":"\udfff"}}}'
+    with _serving(data_root) as url, httpx2.Client(timeout=30, headers=ACCEPT | {"x-api-key": key}) as http:
+        response = http.post(url, content=body)
+    assert response.status_code == 400
+    reply = response.json()
+    assert (reply["id"], reply["error"]["code"]) == ("\ufffd", INVALID_PARAMS)
+    assert reply["error"]["message"].startswith("Invalid params: q: holds a lone surrogate")
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]

@@ -19,11 +19,31 @@ from ..accounts import AccountError
 from ..config import Settings
 from ..db import Database
 from ..errors import ConfigError, ValidationError
-from ..httpjson import BodyRefused, ClientGone, JSONAnswer, check_media_type, gone, parse_json, read_within, refusal
+from ..httpjson import (
+    BodyRefused,
+    ClientGone,
+    JSONAnswer,
+    check_media_type,
+    gone,
+    json_body,
+    parse_json,
+    read_within,
+    refusal,
+)
 from ..logs import log_line
 from .screen import MAX_TEXT_CHARS, check_channel, check_role, check_text, screen_message
 
 FIELDS = ("text", "channel", "role")
+BODY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "the message, as the sender wrote it"},
+        "channel": {"type": "string", "default": "web"},
+        "role": {"type": "string", "enum": ["public", "admin"], "description": "default: the key's own"},
+    },
+    "required": ["text"],
+    "additionalProperties": False,
+}
 EXAMPLE = '{"text": "...", "channel": "web"}'
 # The longest text JSON-escaped (12 bytes, a surrogate pair of \uXXXX, for one character), and the other fields
 MAX_BODY_BYTES = 12 * MAX_TEXT_CHARS + 1024
@@ -119,6 +139,7 @@ def mount_gateway_routes(app: Any, settings: Settings, store: Any, db: Database,
             413: {"description": f"a body of more than {MAX_BODY_BYTES} bytes"},
             415: {"description": "a body that is not sent as application/json"},
         },
+        openapi_extra={"requestBody": json_body(BODY_SCHEMA, {"text": "Do you deliver to Leeds?", "channel": "web"})},
     )
     async def gateway_screen(request: Request) -> Any:
         """Screen and classify one inbound message: verdict (CLEAN, SUSPICIOUS, DISCARD), prompt

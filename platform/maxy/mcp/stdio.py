@@ -34,7 +34,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from ..logs import log_line
-from ..textcheck import find_bad
+from ..textcheck import find_bad, printable
 
 RequestId = int | str
 
@@ -52,7 +52,13 @@ class BadMessage:
         return {PARSE_ERROR: "parse-error", INVALID_PARAMS: "not-text"}.get(self.code, "invalid-request")
 
     def reply(self) -> JSONRPCError:
-        return JSONRPCError(jsonrpc="2.0", id=self.request_id, error=ErrorData(code=self.code, message=self.message))
+        """The error reply; an id or a message holding a lone surrogate (an id that is no text)
+        is sent with U+FFFD in its place, so the reply itself always encodes."""
+        return JSONRPCError(
+            jsonrpc="2.0",
+            id=printable(self.request_id),
+            error=ErrorData(code=self.code, message=printable(self.message)),
+        )
 
 
 def _id_of(message: Any) -> RequestId | None:
@@ -120,7 +126,7 @@ def bad_message(raw: str | bytes) -> BadMessage | None:
     try:
         jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError:
-        return _invalid(value)
+        return not_text(raw) or _invalid(value)
     return None
 
 

@@ -24,12 +24,45 @@ from ..accounts import validate_account
 from ..config import Settings
 from ..db import Database
 from ..errors import ValidationError
-from ..httpjson import BodyRefused, ClientGone, JSONAnswer, check_media_type, gone, parse_json, read_within, refusal
+from ..httpjson import (
+    BodyRefused,
+    ClientGone,
+    JSONAnswer,
+    check_media_type,
+    gone,
+    json_body,
+    parse_json,
+    read_within,
+    refusal,
+)
 from ..logs import log_line, short
 from .engine import Negotiations
 from .parked import TurnConflict, pickup, respond
 
 MAX_BODY_BYTES = 64 * 1024
+TURN_EXAMPLE = {
+    "action": "accept",
+    "assessment": {"reasoning": "Bob builds compilers", "suggestedRoles": {"ownUser": "agent", "otherUser": "patient"}},
+    "message": "Glad to work on this",
+}
+TURN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["propose", "accept", "reject", "counter", "question"]},
+        "assessment": {
+            "type": "object",
+            "properties": {
+                "reasoning": {"type": "string"},
+                "suggestedRoles": {
+                    "type": "object",
+                    "properties": {"ownUser": {"type": "string"}, "otherUser": {"type": "string"}},
+                },
+            },
+        },
+        "message": {"type": "string"},
+    },
+    "required": ["action", "assessment"],
+}
 NO_AGENT = {"error": "id: no agent with this id; it is your API key's id (mxy_<keyId>_...)"}
 TOO_LARGE = {"error": f"body: more than {MAX_BODY_BYTES} bytes; send one turn, its reasoning and message shorter"}
 
@@ -123,6 +156,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
             413: {"description": f"a body of more than {MAX_BODY_BYTES} bytes"},
             415: {"description": "a body that is not sent as application/json"},
         },
+        openapi_extra={"requestBody": json_body(TURN_SCHEMA, TURN_EXAMPLE)},
     )
     async def negotiation_respond(request: Request, agent_id: str, negotiation_id: str) -> Any:
         """Submit the claimed turn: ``{action, assessment: {reasoning, suggestedRoles: {ownUser,

@@ -77,6 +77,8 @@ class SitesRouting:
     """ASGI middleware: a request whose path is ``/sites`` or under it goes to the sites
     endpoint whatever characters it holds; any other goes on to the app."""
 
+    PREFIX = PREFIX  # the paths it serves, for whoever lists the app's routes
+
     def __init__(self, app: Any, endpoint: Any):
         self.app = app
         self.endpoint = endpoint
