@@ -207,10 +207,10 @@ def split_units(text: str, max_chars: int = 1500) -> list[Unit]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentence texts with whitespace normalised (code blocks left out when there is prose)."""
+    """Sentence texts with whitespace normalised; a fenced code block is one unit, kept (code is
+    content: a sentence that introduces it must not lose it)."""
     units = split_units(text, max_chars=10**9)
-    prose = [u for u in units if not u.code] or units
-    return [" ".join(text[u.start : u.end].split()) for u in prose]
+    return [" ".join(text[u.start : u.end].split()) for u in units]
 
 
 # ---------------------------------------------------------------------------------------

@@ -151,10 +151,25 @@ _SETEXT_H2 = re.compile(r"^ {0,3}-+[ \t]*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
 
 
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_STRONG_EMPHASIS = re.compile(r"(\*\*|(?<![\w\\])__)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_EMPHASIS = re.compile(r"(\*|(?<![\w\\])_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+
+
 def _strip_inline_md(text: str) -> str:
+    """A heading's words without its markup: links keep their text, emphasis markers go, a code
+    span keeps its content whole, and an underscore inside a word (``HTTP_PROXY``) stays."""
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"[*_`]+", "", text)
-    return " ".join(text.split())
+    parts = _CODE_SPAN.split(text)  # [prose, ticks, code, prose, ticks, code, ..., prose]
+    out = []
+    for i, part in enumerate(parts):
+        if i % 3 == 2:
+            out.append(part.strip())
+        elif i % 3 == 0:
+            for pattern in (_STRONG_EMPHASIS, _EMPHASIS):
+                part = pattern.sub(r"\2", part)
+            out.append(part)
+    return " ".join("".join(out).split())
 
 
 def _front_matter(text: str) -> tuple[str, str | None]:

@@ -133,7 +133,7 @@ def extractive_summary(text: str, max_chars: int = SUMMARY_CHARS, *, lead: int =
     flat = " ".join(text.split())
     if len(flat) <= max_chars:
         return flat
-    sentences = split_sentences(text)[:max_sentences]
+    sentences = _with_what_they_introduce(split_sentences(text)[:max_sentences])
     if not sentences:
         return _truncate(flat, max_chars)
     scores = _centrality([_terms(s) for s in sentences])
@@ -142,6 +142,19 @@ def extractive_summary(text: str, max_chars: int = SUMMARY_CHARS, *, lead: int =
         return _truncate(sentences[0], max_chars)
     _add_central(sentences, scores, chosen, used, max_chars)
     return " ".join(sentences[i] for i in sorted(chosen))
+
+
+def _with_what_they_introduce(sentences: list[str]) -> list[str]:
+    """A sentence that introduces what follows (it ends with a colon: "... enabled:") joined
+    with the unit after it (the code block or list it introduces), so the two are chosen
+    together and a summary never ends on a colon whose content was left out."""
+    out: list[str] = []
+    for sentence in sentences:
+        if out and out[-1].endswith(":") and not out[-1].endswith("::"):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    return out
 
 
 # ---------------------------------------------------------------------------------------

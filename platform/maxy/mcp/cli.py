@@ -258,11 +258,22 @@ def key_create(
         sys.stdout.write(key + "\n")
         sys.stderr.write(
             f"key {record.key_id}: role {record.role}, agent {record.agent_slug or '-'}, "
-            f"scopes {','.join(record.scopes) if record.scopes else 'all'}, task role {record.task_role or '-'}, "
+            f"scopes {_view(record.as_dict())}, task role {record.task_role or '-'}, "
             f"member {record.member_id or '-'}, "
             f"account {record.account_id} "
             "(shown once; send it as Authorization: Bearer <key>, or as the x-api-key header)\n"
         )
+        if not record.holds_view:
+            sys.stderr.write(
+                "it reaches only the community's tools, as that member: add --scopes or --agent to reach memory\n"
+            )
+
+
+def _view(key: dict[str, Any]) -> str:
+    """The scopes a key reads, in words: a member's key made without a view reads no memory."""
+    if not key["memoryView"]:
+        return "none"
+    return ",".join(key["scopes"]) if key["scopes"] else "all"
 
 
 @key_app.command("list")
@@ -277,7 +288,7 @@ def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
         sys.stdout.write(json.dumps(keys, indent=2) + "\n")
         return
     for k in keys:
-        scopes = ",".join(k["scopes"]) if k["scopes"] else "all"
+        scopes = _view(k)
         sys.stdout.write(
             f"{k['keyId']}  {k['role']:6}  agent={k['agentSlug'] or '-'}  scopes={scopes}  "
             f"taskRole={k['taskRole'] or '-'}  member={k['memberId'] or '-'}  {k['accountId']}\n"
