@@ -72,3 +72,29 @@ def test_memory_search_collapses_a_documents_levels_and_hides_bookkeeping(settin
 
     data = recall(db, Caller(account.account_id), embedder, settings, SearchRequest(query)).hits
     assert len(data) == 1 and data[0].properties["attachmentId"] == result.attachment_id, "the data keep it all"
+
+
+def test_limit_means_that_many_distinct_results(settings, db, account, embedder, tmp_path):
+    """A document found at three levels takes one place, not three: the list is folded before it
+    is cut, so ``limit`` distinct results come back whenever that many exist."""
+    from maxy.graph.write import NodeSpec
+
+    path = tmp_path / "boiler.md"
+    path.write_text(HANDBOOK, encoding="utf-8")
+    writer = GraphWriter(db, account, embedder, created_by="ingest")
+    ingest_paths([path], writer)
+    for text in (
+        "The boiler was serviced in October by the certified fitter from Bath",
+        "The boiler's pressure gauge read 1.2 bar after the autumn service",
+        "A new carbon monoxide alarm was fitted next to the boiler",
+        "The fitter recommended bleeding the radiators after each boiler service",
+    ):
+        writer.write(NodeSpec(labels=["Fact"], properties={"text": text}))
+    query = "boiler servicing by a certified fitter"
+    levels = recall(db, Caller(account.account_id), embedder, settings, SearchRequest(query, limit=3), collapse=False)
+    assert sum(1 for h in levels.hits if "Fact" not in h.labels) >= 2, "the document takes several of the first places"
+    for limit in (1, 3, 5):
+        hits = recall(db, Caller(account.account_id), embedder, settings, SearchRequest(query, limit=limit)).hits
+        assert len(hits) == limit, [h.labels for h in hits]
+        documents = [h.properties.get("attachmentId") for h in hits if "Fact" not in h.labels]
+        assert len(documents) == len(set(documents)) <= 1

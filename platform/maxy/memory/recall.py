@@ -4,18 +4,24 @@ The hybrid pipeline with the settings' search configuration and the account's ke
 subscriptions; then each ingested document's levels (KnowledgeDocument, Sections, Chunks)
 fold into one hit at its best member's rank (``maxy.search.collapse``); then the caller's
 field projection. The evaluations that measure rankings call the pipeline itself.
+
+The fold happens before the cut: the pipeline is asked for a deeper list than ``limit`` (a
+document found at three levels takes three of its places), the list is folded, and only then
+cut to ``limit``, so ``limit`` means that many distinct results whenever that many exist.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from ..config import Settings
 from ..db import Database
 from ..embeddings.base import Embedder
 from ..graph.guards import Caller
-from ..search import SearchConfig, SearchRequest, SearchResponse, hybrid, project, subscribed_keywords
+from ..search import SearchConfig, SearchRequest, SearchResponse, hybrid, project, relevance, subscribed_keywords
 from ..search.collapse import collapse_documents
+from ..search.request import MAX_LIMIT
 
 
 def recall(
@@ -34,8 +40,36 @@ def recall(
     config = SearchConfig.from_settings(settings).with_(keywords=subscribed_keywords(list(keywords)))
     if fusion is not None:
         config = config.with_(fusion=fusion)
-    response = hybrid(db, caller, request, embedder, config)
-    if collapse:
-        response.hits = collapse_documents(response.hits)
+    response = (
+        distinct(db, caller, embedder, config, request) if collapse else hybrid(db, caller, request, embedder, config)
+    )
     project(response.hits, request.fields, caller.account_id)
+    return response
+
+
+FOLD_DEPTH = 4  # how many of the pipeline's places one result may take before a deeper list is asked for
+
+
+def distinct(
+    db: Database, caller: Caller, embedder: Embedder | None, config: SearchConfig, request: SearchRequest
+) -> SearchResponse:
+    """``limit`` distinct results: the pipeline's list, deep enough that folding each document's
+    levels into one hit still leaves ``limit`` of them (asked again twice as deep while the fold
+    left fewer and the pipeline had more), folded, then cut to ``limit``."""
+    wanted = request.validated()  # bad input is refused here, naming the field, as the pipeline would
+    depth = min(MAX_LIMIT, max(wanted.limit * FOLD_DEPTH, wanted.limit + 10))
+    while True:
+        response = hybrid(db, caller, dataclasses.replace(wanted, limit=depth), embedder, config)
+        folded = collapse_documents(response.hits)
+        if len(folded) >= wanted.limit or len(response.hits) < depth or depth >= MAX_LIMIT:
+            break
+        depth = min(MAX_LIMIT, depth * 2)
+    response.hits = folded[: wanted.limit]
+    if wanted.min_relevance is None and response.hits and response.hits[0].relevance is not None:
+        # the relevance cut reads the results returned: none of them clearing it is "no relevant results"
+        calibration = relevance.calibration_for(getattr(embedder, "name", None))
+        if calibration is not None:
+            kept, nearest_miss = relevance.gate(response.hits, calibration.cut)
+            if not kept:
+                response.hits, response.nearest_miss = [], nearest_miss
     return response
