@@ -41,12 +41,22 @@ def test_write_resolve_supersede_and_search_from_the_command_line(account, data_
         f"ABOUT:{org['nodeId']}",
     )
     assert new.returncode == 0 and f"superseded: {old['nodeId']}" in new.stdout
-    found = json.loads(run("search", "what does Globex sell", "--label", "Fact", "--json").stdout)
+    found = json.loads(run("search", "what does Globex sell", "--label", "Fact", "--json").stdout)["results"]
     assert [h["nodeId"] for h in found] != [] and old["nodeId"] not in [h["nodeId"] for h in found]
     then = json.loads(
         run("search", "what does Globex sell", "--label", "Fact", "--as-of", "2021-01-01", "--json").stdout
-    )
+    )["results"]
     assert [h["nodeId"] for h in then] == [old["nodeId"]]
+    pipeline = subprocess.run(
+        [*CLI, "search", "what does Globex sell", "--json"],
+        check=False,
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    asked = json.loads(run("search", "what does Globex sell", "--json").stdout)
+    assert set(asked) == set(json.loads(pipeline.stdout)) >= {"query", "mode", "warnings", "stats", "results"}
     text = run("search", "Globex Corporation", "--limit", "1")
     assert f"(id: {org['nodeId']})" in text.stdout and "employees: 120" in text.stdout
 

@@ -98,3 +98,31 @@ def test_limit_means_that_many_distinct_results(settings, db, account, embedder,
         assert len(hits) == limit, [h.labels for h in hits]
         documents = [h.properties.get("attachmentId") for h in hits if "Fact" not in h.labels]
         assert len(documents) == len(set(documents)) <= 1
+
+
+def test_a_document_hit_names_its_file_inside_the_folder_ingested(settings, db, account, embedder, tmp_path):
+    """Every document hit says which file it came from, relative to the folder ingested, in the
+    tool's text and data; a document ingested before every level carried it is looked up."""
+    from maxy_plugins.memory.search_tools import memory_search
+
+    folder = tmp_path / "docs"
+    (folder / "advanced").mkdir(parents=True)
+    (folder / "advanced" / "timeouts.md").write_text(
+        "# Timeouts\n\nHTTPX is careful to enforce timeouts everywhere. The default is five seconds of "
+        "network inactivity, after which a TimeoutException is raised.\n",
+        encoding="utf-8",
+    )
+    (folder / "quickstart.md").write_text("# Quickstart\n\nInstall the package and make a first request.\n")
+    results = ingest_paths([folder], GraphWriter(db, account, embedder, created_by="ingest"))
+    assert sorted(r.ok for r in results) == [True, True]
+    query = "how long is the default network timeout"
+    ctx = ctx_for(settings, db, account, embedder)
+    text = memory_search(ctx, query, limit=1)
+    assert "  source: advanced/timeouts.md" in text and str(tmp_path) not in text, text
+    [hit] = recall(db, Caller(account.account_id), embedder, settings, SearchRequest(query, limit=1)).hits
+    assert hit.source == "advanced/timeouts.md"
+
+    # a document ingested before its levels carried the file: its KnowledgeDocument says it
+    db.write("MATCH (n:Node {accountId: $a}) WHERE n:Section OR n:Chunk REMOVE n.relativePath", a=account.account_id)
+    [hit] = recall(db, Caller(account.account_id), embedder, settings, SearchRequest(query, limit=1)).hits
+    assert hit.source == "advanced/timeouts.md"

@@ -32,7 +32,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -211,6 +211,7 @@ class _DocContext:
     doc_id: str
     scope: str | None
     agents: list[str] | None
+    relative_path: str | None = None  # on every node: a hit at any level says which file it came from
 
 
 def _chunk_title(title: str, section: ParsedSection) -> str:
@@ -235,6 +236,8 @@ def _doc_props(ctx: _DocContext, parsed: ParsedDocument, summary: str, source: s
     }
     if parsed.source_path:
         props["sourcePath"] = parsed.source_path
+    if ctx.relative_path:
+        props["relativePath"] = ctx.relative_path
     return props
 
 
@@ -252,6 +255,7 @@ def _section_specs(
                 "summary": summary,
                 "position": s_i,
                 "documentTitle": ctx.title,
+                **({"relativePath": ctx.relative_path} if ctx.relative_path else {}),
             },
             edges=[Edge("HAS_SECTION", ctx.doc_id, "in")],
             node_id=sec_id,
@@ -271,6 +275,7 @@ def _section_specs(
             "position": c_i,
             "documentTitle": ctx.title,
             "sectionTitle": section.heading or ctx.title,
+            **({"relativePath": ctx.relative_path} if ctx.relative_path else {}),
         }
         if chunk_summary.strip() != content.strip():  # a chunk short enough is its own summary
             chunk_props["summary"] = chunk_summary
@@ -342,6 +347,7 @@ def _context(
         document_node_id(root, attachment_id),
         scope,
         list(agents) if agents is not None else None,
+        parsed.relative_path,
     )
 
 
@@ -790,6 +796,12 @@ class SkippedFile:
 class FileSet:
     files: list[Path]
     skipped: list[SkippedFile]
+    relative: dict[Path, str] = field(default_factory=dict)  # a file -> its path inside the folder named
+
+    def relative_path(self, f: Path) -> str:
+        """Where a file sits inside the folder it was found in (``advanced/timeouts.md``); a file
+        named on its own is its name."""
+        return self.relative.get(f) or f.name
 
 
 def protected_folders() -> tuple[Path, ...]:
@@ -840,6 +852,7 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
     found: list[Path] = []
     skipped: list[SkippedFile] = []
     seen: set[Path] = set()
+    relative: dict[Path, str] = {}
 
     def take(f: Path, folder: Path | None) -> None:
         real = f.resolve()
@@ -854,6 +867,8 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
         elif real not in seen:
             seen.add(real)
             found.append(real)
+            if folder is not None:
+                relative[real] = f.relative_to(folder).as_posix() if _inside(f, folder) else real.name
 
     for raw in paths:
         if not str(raw).strip():  # Path("") is ".": an empty argument must not mean this folder
@@ -874,7 +889,7 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
             take(p, None)
         else:
             raise ValidationError(str(p), "no such file or folder")
-    return FileSet(found, skipped)
+    return FileSet(found, skipped, relative)
 
 
 def _record_first(record: Callable[[Path, IngestResult], None], f: Path, results: list[IngestResult]) -> None:
@@ -962,7 +977,9 @@ def ingest_paths(
             att = attachment_id or attachment_id_for_path(f)
             on_error = failed(f, att, time.perf_counter())
             try:
-                _submit(writer, queue, [(parse_file(f), att)], opts, partial(_record_first, record, f), on_error)
+                parsed = parse_file(f)
+                parsed.relative_path = collected.relative_path(f)
+                _submit(writer, queue, [(parsed, att)], opts, partial(_record_first, record, f), on_error)
             except (ValidationError, GraphWriteError) as err:
                 queue.submit(None, partial(_report, on_error, err))
     return results

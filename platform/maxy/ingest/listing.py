@@ -35,7 +35,7 @@ def list_documents(
     db: Database, caller: Caller, *, deleted: bool = False, offset: int = 0, limit: int = 50
 ) -> tuple[int, list[dict[str, Any]]]:
     """(how many documents, one page of them), newest first. Rows: attachmentId, nodeId, title,
-    source, sourcePath, mediaType, scope, agents, createdAt, updatedAt, deletedAt (None when
+    source, sourcePath, relativePath, mediaType, scope, agents, createdAt, updatedAt, deletedAt (None when
     live), sectionCount, chunkCount (those the guards admit)."""
     offset, limit = check_page(offset, limit)
     gd, gs, gc = _guards(caller, deleted)
@@ -45,7 +45,7 @@ def list_documents(
         WITH d ORDER BY {_DELETED_ORDER if deleted else _LIVE_ORDER}
         WITH collect(d) AS docs
         RETURN size(docs) AS total, [d IN docs[$skip..($skip + $n)] | d {{
-            .attachmentId, nodeId: d.nodeId, .title, .source, .sourcePath, .mediaType, .scope, .agents,
+            .attachmentId, nodeId: d.nodeId, .title, .source, .sourcePath, .relativePath, .mediaType, .scope, .agents,
             .createdAt, .updatedAt, .deletedAt,
             sectionCount: COUNT {{ MATCH (d)-[:HAS_SECTION]->(s:Section) WHERE {gs.clause} }},
             chunkCount: COUNT {{

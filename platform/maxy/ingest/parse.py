@@ -44,6 +44,7 @@ class ParsedDocument:
     sections: list[ParsedSection] = field(default_factory=list)
     source_path: str | None = None
     media_type: str = "text/plain"
+    relative_path: str | None = None  # the file's path inside the folder it was ingested from (its name alone)
 
     @property
     def is_empty(self) -> bool:

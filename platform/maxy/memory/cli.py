@@ -230,10 +230,12 @@ def search_cmd(
     ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Search memory as the memory-search tool does, with its time filters."""
+    """What an agent's memory-search returns (one hit per document, its path and source), with
+    its time filters; `--json` has the shape of `maxy search --json`."""
     from ..config import load_settings
     from ..embeddings import get_embedder
     from ..search import SearchRequest, render
+    from ..search.format import search_json
     from .recall import recall
 
     settings = load_settings()
@@ -252,6 +254,6 @@ def search_cmd(
             db, caller, get_embedder(settings), settings, request, keywords=settings.KNOWLEDGE_KEYWORDS or ()
         )
     if json_out:
-        emit_json([{**h.explain(), "labels": h.labels, "properties": h.properties} for h in response.hits])
+        emit_json(search_json(query, response, explain=True))
         return
     _say(render(response.hits, nearest_miss=response.nearest_miss))

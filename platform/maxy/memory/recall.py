@@ -22,6 +22,7 @@ from ..graph.guards import Caller
 from ..search import SearchConfig, SearchRequest, SearchResponse, hybrid, project, relevance, subscribed_keywords
 from ..search.collapse import collapse_documents
 from ..search.request import MAX_LIMIT
+from ..search.sources import attach_sources
 
 
 def recall(
@@ -65,6 +66,7 @@ def distinct(
             break
         depth = min(MAX_LIMIT, depth * 2)
     response.hits = folded[: wanted.limit]
+    attach_sources(db, caller, response.hits)
     if wanted.min_relevance is None and response.hits and response.hits[0].relevance is not None:
         # the relevance cut reads the results returned: none of them clearing it is "no relevant results"
         calibration = relevance.calibration_for(getattr(embedder, "name", None))

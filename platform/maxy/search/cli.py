@@ -35,12 +35,13 @@ def register(app: typer.Typer) -> None:
         brief: bool = typer.Option(False, "--brief", help="One line per result: rank, score, label, title, snippet."),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
-        """Hybrid search over the graph (vector + BM25), as agents see it."""
+        """The ranking pipeline's list (vector + BM25): every level of a document is its own hit, as
+        `maxy eval beir` ranks them. `maxy memory search` shows what an agent's memory-search returns."""
         from ..accounts import validate_account_id_env
         from ..config import load_settings
         from ..db import Database
         from . import SearchConfig, SearchRequest, hybrid
-        from .format import project, render, to_json
+        from .format import project, render, search_json
 
         settings = load_settings()
         validated = validate_account_id_env(settings)  # a deleted account is not readable either
@@ -64,16 +65,7 @@ def register(app: typer.Typer) -> None:
         warnings = list(response.warnings) + _absent_fields(response.hits, request.fields)
         project(response.hits, request.fields, caller.account_id)
         if json_out:
-            emit_json(
-                {
-                    "query": query,
-                    "mode": response.mode,
-                    "warnings": warnings,
-                    "stats": {k: round(v, 2) if isinstance(v, float) else v for k, v in response.stats.items()},
-                    "results": to_json(response.hits, explain=explain),
-                    **({"nearestMiss": to_json([response.nearest_miss])[0]} if response.nearest_miss else {}),
-                }
-            )
+            emit_json(search_json(query, response, warnings=warnings, explain=explain))
         else:
             for w in warnings:
                 err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)

@@ -23,7 +23,7 @@ from .hits import Hit, Related
 
 PATH_SEPARATOR = " › "  # as ingest joins a chunk's heading path (maxy.ingest.hierarchy.TITLE_SEPARATOR)
 # What the path already says, left out of a document hit's default text.
-PATH_PROPERTIES = frozenset({"documentTitle", "sectionTitle"})
+PATH_PROPERTIES = frozenset({"documentTitle", "sectionTitle", "relativePath", "sourcePath"})
 # The hit's own data, taken from the passage node; every other Hit field (score, relevance,
 # ranks ...) comes from the document's best-ranked member, so the list keeps its order.
 _PASSAGE_FIELDS = frozenset({"node_id", "labels", "properties", "related", "valid_from", "happened"})
@@ -34,6 +34,7 @@ class DocumentHit(Hit):
     """A document's hits as one: the passage node, ranked as the document's best member."""
 
     path: str = ""  # Document title › Section heading
+    source: str = ""  # the file it came from, inside the folder ingested: advanced/timeouts.md
     attachment_id: str = ""
     folded: list[Hit] = field(default_factory=list)  # the document's other hits, best first
 
@@ -84,6 +85,21 @@ def document_path(members: Sequence[Hit], passage: Hit) -> str:
     return doc_title
 
 
+def document_source(members: Sequence[Hit], passage: Hit) -> str:
+    """The file a document came from, as ingested (``advanced/timeouts.md``): the passage's
+    ``relativePath``, else a member's, else the name of the document's ``sourcePath``; "" when no
+    member says (a document ingested before every level carried it: ``sources`` looks it up)."""
+    for hit in (passage, *members):
+        relative = _text(hit.properties.get("relativePath"))
+        if relative:
+            return relative
+    for hit in members:
+        path = _text(hit.properties.get("sourcePath"))
+        if path:
+            return path.replace("\\", "/").rsplit("/", 1)[-1]
+    return ""
+
+
 def fold(members: Sequence[Hit]) -> DocumentHit:
     """One document's hits (best first) as one hit."""
     best = members[0]
@@ -96,6 +112,7 @@ def fold(members: Sequence[Hit]) -> DocumentHit:
     return DocumentHit(
         **values,
         path=document_path(members, passage),
+        source=document_source(members, passage),
         attachment_id=str(passage.properties.get("attachmentId") or ""),
         folded=[m for m in members if m is not passage],
     )

@@ -149,6 +149,8 @@ def render_hit(
     if isinstance(hit, DocumentHit):
         if hit.path:
             lines.append(f"  path: {hit.path}".replace("\n", PROPERTY_INDENT))
+        if hit.source:
+            lines.append(f"  source: {hit.source}".replace("\n", PROPERTY_INDENT))
         if hit.folded:
             lines.append(_folded_line(hit))
         hidden = _path_covered(hit)
@@ -228,8 +230,26 @@ def to_json(hits: Sequence[Hit], explain: bool = False) -> list[dict[str, Any]]:
         }
         if isinstance(h, DocumentHit):
             row["path"] = h.path
+            row["source"] = h.source
             row["folded"] = [{"nodeId": m.node_id, "labels": m.labels, "score": round(m.score, 6)} for m in h.folded]
         if explain:
             row["explain"] = h.explain()
         out.append(row)
     return out
+
+
+def search_json(
+    query: str, response: Any, *, warnings: Sequence[str] | None = None, explain: bool = False
+) -> dict[str, Any]:
+    """The one ``--json`` shape of a search, for ``maxy search`` (the pipeline's list) and ``maxy
+    memory search`` (what agents receive) alike: the query, mode, warnings, stats, results and,
+    when the relevance cut left out every hit, the nearest miss."""
+    stats = {k: round(v, 2) if isinstance(v, float) else v for k, v in response.stats.items()}
+    return {
+        "query": query,
+        "mode": response.mode,
+        "warnings": list(response.warnings if warnings is None else warnings),
+        "stats": stats,
+        "results": to_json(response.hits, explain=explain),
+        **({"nearestMiss": to_json([response.nearest_miss])[0]} if response.nearest_miss else {}),
+    }
