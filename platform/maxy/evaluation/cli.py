@@ -12,6 +12,7 @@ import typer
 
 def register(app: typer.Typer) -> None:
     from ..cli import emit_json, err, friendly, out
+    from .ready import schema_ready
 
     eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality on benchmark data.")
     app.add_typer(eval_app, name="eval")
@@ -140,6 +141,10 @@ def register(app: typer.Typer) -> None:
             out.print(f"\n{name}")
             print_recall(result[name], KS)
 
+    from .received_cli import register as register_received
+
+    register_received(eval_app)
+
     @eval_app.command("memory")
     @friendly
     def memory(
@@ -230,8 +235,8 @@ def _register_relevance(eval_app: typer.Typer) -> None:
         print_relevance(report)
 
     def _ask(scifact: Path, locomo: Path) -> tuple[list, str]:
-
         from ..config import load_settings
+        from .ready import schema_ready
         from .relevance import ask_all
 
         settings = load_settings()
@@ -264,20 +269,6 @@ def stage_bar(first: str) -> Iterator[Any]:
     with Progress(*columns, console=err, transient=True) as bar:
         task = bar.add_task(first, total=None)
         yield lambda what, done, total: bar.update(task, description=what, completed=done, total=total)
-
-
-@contextmanager
-def schema_ready(settings: Any) -> Iterator[tuple[Any, Any]]:
-    """(embedder, database) of ``settings``, the schema applied for that embedder; the database
-    is closed afterwards."""
-    from ..db import Database
-    from ..embeddings import get_embedder
-    from ..schema import apply_schema
-
-    embedder = get_embedder(settings)
-    with Database(settings) as db:
-        apply_schema(db, embedder.dimensions, embedder=embedder)
-        yield embedder, db
 
 
 def print_recall(result: dict, ks: tuple[int, ...]) -> None:
