@@ -61,7 +61,8 @@ def test_memory_search_collapses_a_documents_levels_and_hides_bookkeeping(settin
     lines = text.splitlines()
     assert re.fullmatch(r"\[Chunk\] \(id: kchk-\w+\) \(relevance: \d\.\d{2}\)", lines[0]), lines[0]
     assert lines[1] == "  path: Boiler handbook › Servicing"
-    assert lines[2].startswith("  also matched: ") and "KnowledgeDocument" in lines[2]
+    assert lines[2] == "  source: boiler.md"  # a file ingested on its own: its name
+    assert lines[3].startswith("  also matched: ") and "KnowledgeDocument" in lines[3]
     passage = next(h for h in levels if "Chunk" in h.labels).properties["content"]
     assert passage.startswith("Boiler handbook › Servicing") and "  content: " + passage.replace("\n", "\n    ") in text
     for key in ("createdAt", "updatedAt", "createdBy", "contentHash", "nodeId:", "attachmentId", "position"):
