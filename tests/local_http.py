@@ -100,3 +100,40 @@ def raw_post(url: str, key: str, head: str, chunks: list[bytes]) -> tuple[int, d
     lines = header_block.decode("latin-1").split("\r\n")
     headers = {n.strip().lower(): v.strip() for n, _, v in (line.partition(":") for line in lines[1:])}
     return int(lines[0].split()[1]), headers, body
+
+
+def hang_up_mid_body(url: str, key: str, declared: int, part: bytes, caplog: Any) -> list[str]:
+    """POST to ``url`` with the key as ``x-api-key``, declaring ``declared`` bytes of JSON body,
+    send only ``part`` and close; wait (10 s at most) for the server's ``client-disconnected``
+    line and return every log line seen by then. Asserts no traceback reached the log."""
+    import time
+
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    path = "/" + url.split("//", 1)[1].split("/", 1)[1]
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: {host}\r\nx-api-key: {key}\r\n"
+            f"content-type: application/json\r\nContent-Length: {declared}\r\n\r\n".encode()
+            + part
+        )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any("client-disconnected" in r.getMessage() for r in caplog.records):
+        time.sleep(0.05)
+    lines = [r.getMessage() for r in caplog.records]
+    assert not any(r.exc_info or "Exception in ASGI application" in r.getMessage() for r in caplog.records), lines
+    return lines
+
+
+async def mcp_calls(url: str, key: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Each (tool, arguments) called in order, in one real MCP client session over HTTP with the key."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=120)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return [await session.call_tool(name, arguments) for name, arguments in calls]

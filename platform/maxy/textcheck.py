@@ -23,9 +23,10 @@ SURROGATE_REASON = "holds a lone surrogate (U+D800 to U+DFFF), which is not text
 _MAX_DEPTH = 200  # deeper values are refused by the JSON readers before they get here
 
 
-def bad_text(text: str) -> str | None:
-    """Why ``text`` cannot be stored (the reason, in words), or None when it can."""
-    if "\x00" in text:
+def bad_text(text: str, *, nul: bool = True) -> str | None:
+    """Why ``text`` is refused (the reason, in words), or None when it is taken. ``nul=False``
+    takes a NUL (what a database already holds, restored as it was: ``maxy import``)."""
+    if nul and "\x00" in text:
         return NUL_REASON
     if not text.isascii() and _has_surrogate(text):
         return SURROGATE_REASON
@@ -44,20 +45,20 @@ def _key_path(field: str, key: object) -> str:
     return f"{field}.{key}" if field else str(key)
 
 
-def find_bad(value: Any, field: str = "") -> tuple[str, str] | None:
+def find_bad(value: Any, field: str = "", *, nul: bool = True) -> tuple[str, str] | None:
     """(the field path, the reason) of the first string in ``value`` that cannot be stored, or
     None. Object keys are checked as well as values; lists are named ``field[i]``."""
     stack: list[tuple[Any, str, int]] = [(value, field, 0)]
     while stack:
         item, path, depth = stack.pop()
         if isinstance(item, str):
-            reason = bad_text(item)
+            reason = bad_text(item, nul=nul)
             if reason is not None:
                 return path or "value", reason
         elif depth < _MAX_DEPTH and isinstance(item, Mapping):
             for key, inner in reversed(list(item.items())):
                 if isinstance(key, str):
-                    reason = bad_text(key)
+                    reason = bad_text(key, nul=nul)
                     if reason is not None:
                         return path or "value", f"has a key that {reason}"
                 stack.append((inner, _key_path(path, printable(key)), depth + 1))
@@ -67,9 +68,10 @@ def find_bad(value: Any, field: str = "") -> tuple[str, str] | None:
     return None
 
 
-def check_clean(value: Any, field: str = "") -> None:
-    """Refuse (ValidationError naming the field) a value holding a NUL or a lone surrogate."""
-    bad = find_bad(value, field)
+def check_clean(value: Any, field: str = "", *, nul: bool = True) -> None:
+    """Refuse (ValidationError naming the field) a value holding a NUL or a lone surrogate
+    (``nul=False``: only a lone surrogate, which no database can hold)."""
+    bad = find_bad(value, field, nul=nul)
     if bad is not None:
         raise ValidationError(*bad)
 

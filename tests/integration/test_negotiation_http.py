@@ -9,7 +9,6 @@ import importlib
 import json
 import logging
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from maxy.plugins.discovery import discover_plugins
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.integration.negotiation_setup import SEED, opportunity
-from tests.local_http import raw_post, serve_app
+from tests.local_http import hang_up_mid_body, mcp_calls, raw_post, serve_app
 
 ACCEPT = {
     "action": "accept",
@@ -183,41 +182,14 @@ def test_json_routes_answer_415_to_another_content_type(served) -> None:
 
 
 def test_a_client_hanging_up_mid_body_is_one_line_and_no_traceback(served, caplog) -> None:
-    import socket
-
     base, keys, started, _negotiations = served
     bob_key, bob = keys["bob"]
     assert _post(f"{base}/api/agents/{bob.key_id}/negotiations/pickup", bob_key).status_code == 200
-    host, port = base.split("//", 1)[1].split(":")
     path = f"/api/agents/{bob.key_id}/negotiations/{started['negotiationId']}/respond"
     caplog.set_level(logging.INFO)
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(
-            f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {bob_key}\r\n"
-            "content-type: application/json\r\nContent-Length: 5000\r\n\r\n".encode()
-            + b'{"action": "acc'
-        )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not any("client-disconnected" in r.getMessage() for r in caplog.records):
-        time.sleep(0.05)
-    lines = [r.getMessage() for r in caplog.records]
+    lines = hang_up_mid_body(f"{base}{path}", bob_key, 5000, b'{"action": "acc', caplog)
     assert any(line.startswith("[http] client-disconnected") and f"path={path}" in line for line in lines), lines
-    assert not any(r.exc_info or "Exception in ASGI application" in r.getMessage() for r in caplog.records), lines
     assert _post(f"{base}{path}", bob_key, ACCEPT).status_code == 200  # the turn is still this agent's to answer
-
-
-async def _mcp_calls(url: str, key: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with (
-        httpx2.AsyncClient(headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=60)) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return [await session.call_tool(name, arguments) for name, arguments in calls]
 
 
 def test_a_bad_string_already_stored_never_breaks_a_reply(served, db) -> None:
@@ -233,7 +205,7 @@ def test_a_bad_string_already_stored_never_breaks_a_reply(served, db) -> None:
     db.write("MATCH (n:Negotiation {nodeId: $id}) SET n.turnsJson = $t", id=nid, t=poisoned)
     for key in (keys["bob"][0], keys["plain"][0]):
         got, listed = anyio.run(
-            _mcp_calls,
+            mcp_calls,
             f"{base}/mcp",
             key,
             [("get_negotiation", {"negotiationId": nid}), ("list_negotiations", {})],

@@ -7,30 +7,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from maxy.config import load_settings
 from maxy.mcp.http import create_app
 from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.local_http import serve_app
+from tests.local_http import mcp_calls, serve_app
 from tests.plugins_fixture.helpers import text
-
-
-async def _calls(url: str, key: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with (
-        httpx2.AsyncClient(headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=120)) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return [await session.call_tool(name, arguments) for name, arguments in calls]
 
 
 @pytest.fixture()
@@ -50,7 +36,7 @@ def test_a_nul_in_a_path_or_a_property_is_refused_naming_it(served, account, dat
     note = tmp_path / "note.md"
     note.write_text("# Note\n\nThe harbour opens at six.\n")
     passwd, second, person = anyio.run(
-        _calls,
+        mcp_calls,
         served,
         key,
         [
@@ -62,7 +48,7 @@ def test_a_nul_in_a_path_or_a_property_is_refused_naming_it(served, account, dat
     assert passwd.is_error and text(passwd) == "paths[0]: holds a NUL character (U+0000), which is not text: remove it"
     assert second.is_error and text(second).startswith("paths[1]: holds a NUL character")
     assert person.is_error and text(person).startswith("properties.name: holds a NUL character")
-    (found,) = anyio.run(_calls, served, key, [("memory-search", {"query": "harbour opens Ada Lovelace"})])
+    (found,) = anyio.run(mcp_calls, served, key, [("memory-search", {"query": "harbour opens Ada Lovelace"})])
     assert "harbour" not in text(found) and "Lovelace" not in text(found)  # nothing was written
     assert not _crashes(caplog)
 
@@ -73,7 +59,7 @@ def test_a_members_key_reaches_memory_only_through_the_view_it_states(served, ac
     bare, _ = create_api_key(data_root, account.account_id, role="admin", member_id="ben")
     shared, _ = create_api_key(data_root, account.account_id, role="admin", member_id="ben", scopes=["shared"])
     anyio.run(
-        _calls,
+        mcp_calls,
         served,
         admin,
         [
@@ -85,10 +71,10 @@ def test_a_members_key_reaches_memory_only_through_the_view_it_states(served, ac
         ],
     )
     search = ("memory-search", {"query": "vault code team lunch", "minRelevance": 0})
-    refused, networks = anyio.run(_calls, served, bare, [search, ("list_networks", {})])
+    refused, networks = anyio.run(mcp_calls, served, bare, [search, ("list_networks", {})])
     assert refused.is_error and "holds no memory view" in text(refused) and "4417" not in text(refused)
     assert not networks.is_error  # the community's tools answer a member's key
-    (inside,) = anyio.run(_calls, served, shared, [search])
+    (inside,) = anyio.run(mcp_calls, served, shared, [search])
     assert not inside.is_error and "Friday" in text(inside) and "4417" not in text(inside)
-    assert "4417" in json.dumps(anyio.run(_calls, served, admin, [search])[0].structured_content)
+    assert "4417" in json.dumps(anyio.run(mcp_calls, served, admin, [search])[0].structured_content)
     assert not _crashes(caplog)

@@ -81,7 +81,7 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
                     ) from None
                 if not isinstance(record, dict):
                     raise ValidationError(where, "not a JSON object: is this a `maxy export` file?")
-                check_clean(record, where)
+                check_clean(record, where, nul=False)  # an export restores what was stored, NUL included
                 yield where, record
     except OSError as err:
         raise ValidationError("FILE", f"cannot read {path} ({err.strerror or err})") from None

@@ -16,12 +16,22 @@ def register(eval_app: typer.Typer) -> None:
     @friendly
     def received(
         scifact: Path = typer.Option(
-            None, "--scifact", help="A BEIR folder (SciFact): its claims against its abstracts."
+            None,
+            "--scifact",
+            exists=True,
+            file_okay=False,
+            help="A BEIR folder (SciFact): its claims against its abstracts.",
         ),
         split: str = typer.Option("dev", "--split", help="The BEIR qrels file to use."),
-        locomo: Path = typer.Option(None, "--locomo", help="A LoCoMo folder: its facts and its messages."),
-        folder: Path = typer.Option(None, "--folder", help="A folder of documents (with --questions)."),
-        questions: Path = typer.Option(None, "--questions", help='For --folder: {"question", "gold"} per line.'),
+        locomo: Path = typer.Option(
+            None, "--locomo", exists=True, file_okay=False, help="A LoCoMo folder: its facts and its messages."
+        ),
+        folder: Path = typer.Option(
+            None, "--folder", exists=True, file_okay=False, help="A folder of documents (with --questions)."
+        ),
+        questions: Path = typer.Option(
+            None, "--questions", exists=True, dir_okay=False, help='For --folder: {"question", "gold"} per line.'
+        ),
         limits: str = typer.Option("3,5,10", "--limits", help="The limits each question is asked with."),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
