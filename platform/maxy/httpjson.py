@@ -76,11 +76,15 @@ async def read_within(request: Request, limit: int) -> bytes | None:
                 return None
             chunks.append(chunk)
     except ClientDisconnect:
-        log_line(
-            "http", "client-disconnected", level=logging.WARNING, path=request.url.path, read=size, declared=declared
-        )
-        raise ClientGone() from None
+        raise hung_up(request, read=size, declared=declared) from None
     return b"".join(chunks)
+
+
+def hung_up(request: Request, **fields: object) -> ClientGone:
+    """The one ``[http] client-disconnected`` line for a client that hung up mid-body, and the
+    ClientGone to raise (every reader of a body, JSON or form, says it the same way)."""
+    log_line("http", "client-disconnected", level=logging.WARNING, path=request.url.path, **fields)
+    return ClientGone()
 
 
 def parse_json(raw: bytes, example: str) -> Any:

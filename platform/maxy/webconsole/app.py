@@ -18,7 +18,7 @@ from typing import Any
 from ..config import Settings
 from ..db import Database
 from ..errors import AccountError, ConfigError, GraphWriteError, MaxyError, ValidationError
-from ..httpjson import ClientGone
+from ..httpjson import ClientGone, hung_up
 from ..logs import log_line, short
 from ..mcp.keys import ApiKey, ApiKeyStore
 from ..plugins.api import ToolContext, ToolError
@@ -140,8 +140,7 @@ async def read_form(request: Any) -> Any:
     try:
         return await request.form()
     except ClientDisconnect:
-        log_line("http", "client-disconnected", level=logging.WARNING, path=request.url.path)
-        raise ClientGone() from None
+        raise hung_up(request) from None
 
 
 async def checked_form(request: Any, view: View) -> dict[str, str] | None:
