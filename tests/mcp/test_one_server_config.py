@@ -91,7 +91,8 @@ def test_generated_config_is_one_server_whose_session_tools_work(db, account, da
     config = _generate(data_root, account.account_id, tmp_path / ".mcp.json")
     assert list(config["mcpServers"]) == ["maxy"]
     entry = config["mcpServers"]["maxy"]
-    assert entry["type"] == "stdio" and entry["args"][-5:] == ["mcp", "serve", "all", "--role", "admin"]
+    assert entry["type"] == "stdio"
+    assert entry["args"][-6:] == ["mcp", "serve", "--profile", "daily", "--role", "admin"]
     assert entry["env"]["SESSION_NODE_ID"] == CONFIG_REFERENCE and "SESSION_ID" not in entry["env"]
 
     # A client with no session of its own (the SDK's stdio client passes the env as text):
@@ -99,8 +100,9 @@ def test_generated_config_is_one_server_whose_session_tools_work(db, account, da
     log = tmp_path / "minted.log"
     out = _run(entry, entry["env"], log, data_root)
     stderr = log.read_text()
-    assert len(out["processes"]) == 1, out["processes"]  # memory, work and session in one process
-    assert {"memory-search", "work-create", "session-compact", "session-context"} <= out["tools"]
+    assert len(out["processes"]) == 1, out["processes"]  # memory and session in one process
+    assert {"memory-search", "session-compact", "session-context"} <= out["tools"]
+    assert "work-create" not in out["tools"]  # the task tools are opt-in
     for key in ("before", "compact", "again", "context"):
         assert not out[key].is_error, text(out[key])
     minted = re.search(r"\[mcp\] active-session source=minted session=(\w+)", stderr)

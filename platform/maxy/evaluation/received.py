@@ -153,9 +153,11 @@ def ask(
     import anyio
 
     from ..mcp.clientconfig import build_client_config
+    from ..mcp.profiles import DEFAULT_PROFILES
     from ..plugins.discovery import discover_plugins
 
-    config = build_client_config(discover_plugins(None, []), "admin", settings=settings, serve_all=True)
+    plugins = discover_plugins(None, [])
+    config = build_client_config(plugins, "admin", settings=settings, serve_all=True, profiles=DEFAULT_PROFILES)
     (entry,) = config["mcpServers"].values()
     tally = Tally()
     total = sum(len(b.questions) for b in batches)

@@ -67,6 +67,33 @@ def _plugins(names: list[str] | None, modules: list[str] | None, names_flag: str
         raise  # an installed plugin nobody named is broken: not a usage error
 
 
+_PROFILE_HELP = (
+    "Tool profiles to serve, comma-separated or repeated: daily (the default), tasks, memory, "
+    "community, memory-agent, admin, any plugin's name, or all."
+)
+_KEY_PROFILE_HELP = (
+    "The tool profiles the key is served (comma-separated or repeated), e.g. daily,tasks; default: the server's."
+)
+
+
+def _served(
+    plugins: list[str] | None, modules: list[str] | None, profile: list[str] | None, names_flag: str = "PLUGINS"
+) -> tuple[Any, list[str]]:
+    """The plugins to load and the tool profiles to serve. ``--profile`` given: those. Else
+    plugins named (``all`` included): every tool of theirs. Else the default profile, and
+    every tool of a plugin loaded by ``--module``."""
+    from .profiles import ALL as EVERY
+    from .profiles import DEFAULT_PROFILES, check_profiles
+
+    loaded = _plugins(plugins, modules, names_flag)
+    if profile:
+        return loaded, check_profiles(profile, loaded)
+    if plugins:
+        return loaded, [EVERY]
+    extra = [p.name for p in loaded if p.source == "module"]
+    return loaded, [*DEFAULT_PROFILES, *extra]
+
+
 def _task_role(value: str | None) -> str | None:
     from ..config import TASK_ROLE_VALUES
 
@@ -104,10 +131,11 @@ def _scopes(value: str | None) -> list[str] | None:
 @friendly
 def mcp_serve(
     plugins: list[str] = typer.Argument(
-        None, help="Plugin names (entry points) or module paths, or `all`; default: all installed."
+        None, help="Plugin names (entry points) or module paths, or `all`: every tool of these; default: --profile."
     ),
     role: str = typer.Option("admin", "--role", callback=_role, help="admin or public."),
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
+    profile: list[str] = typer.Option(None, "--profile", help=_PROFILE_HELP),
 ) -> None:
     """Serve plugins' tools over stdio in one process, pinned by ACCOUNT_ID, ALLOWED_SCOPES,
     AGENT_SLUG, SESSION_ID, TASK_ROLE, MEMBER_ID; the active conversation is SESSION_NODE_ID, else the client's session
@@ -117,8 +145,8 @@ def mcp_serve(
     from .server import run_stdio
 
     settings = load_settings()  # a bad setting stops the server before any plugin loads
-    loaded = _plugins(plugins, module)
-    run_stdio(loaded, role, with_active_session(settings, role))  # type: ignore[arg-type]
+    loaded, profiles = _served(plugins, module, profile)
+    run_stdio(loaded, role, with_active_session(settings, role), profiles)  # type: ignore[arg-type]
 
 
 @mcp_app.command(
@@ -163,14 +191,19 @@ def mcp_config(
     member_id: str | None = typer.Option(
         None, "--member", callback=_member, help="The community member the server acts for (admin only)."
     ),
+    profile: list[str] = typer.Option(None, "--profile", help=_PROFILE_HELP),
 ) -> None:
     """Write a ready .mcp.json for Claude Code and other clients: one stdio server, named maxy,
-    serving every plugin's tools for the role with the role's pins."""
+    serving the tools of the daily profile (or --profile, --plugin) for the role with the role's pins."""
     from ..config import load_settings
     from .clientconfig import build_client_config, write_client_config
+    from .profiles import COMMUNITY_PROFILE
 
+    if member_id is not None and not profile and not plugin:
+        profile = ["daily", COMMUNITY_PROFILE]  # a member's server is for the community
+    loaded, profiles = _served(plugin or None, None, profile, "--plugin")
     config = build_client_config(
-        _plugins(plugin, None, "--plugin"),
+        loaded,
         role,  # type: ignore[arg-type]
         settings=load_settings(),
         agent_slug=agent,
@@ -179,12 +212,15 @@ def mcp_config(
         per_plugin=per_plugin,
         task_role=task_role,
         member_id=member_id,
+        profiles=profiles if not plugin or profile else None,
     )
     if str(out) == "-":
         sys.stdout.write(json.dumps(config, indent=2) + "\n")
         return
     path, replaced = write_client_config(config, out)
-    done = f"wrote {path} ({', '.join(config['mcpServers']) or 'no servers'}; role {role})"
+    done = (
+        f"wrote {path} ({', '.join(config['mcpServers']) or 'no servers'}; role {role}; tools: {', '.join(profiles)})"
+    )
     sys.stderr.write(done + (f"; replaced {', '.join(replaced)}" if replaced else "") + "\n")
 
 
@@ -230,14 +266,17 @@ def key_create(
     member_id: str | None = typer.Option(
         None, "--member", callback=_member, help="The community member the key's calls act for (admin keys only)."
     ),
+    profile: list[str] = typer.Option(None, "--profile", help=_KEY_PROFILE_HELP),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
     from ..config import load_settings
     from ..errors import AccountError, ValidationError
     from .keys import create_api_key
+    from .profiles import check_profiles
 
     settings = load_settings()
+    profiles = check_profiles(profile, _plugins(None, None)) if profile else None
     try:
         key, record = create_api_key(
             settings.data_root,
@@ -247,6 +286,7 @@ def key_create(
             scopes=_scopes(scopes),
             task_role=task_role,
             member_id=member_id,
+            profiles=profiles,
         )
     except AccountError as err:
         if not account:
@@ -260,6 +300,7 @@ def key_create(
             f"key {record.key_id}: role {record.role}, agent {record.agent_slug or '-'}, "
             f"scopes {_view(record.as_dict())}, task role {record.task_role or '-'}, "
             f"member {record.member_id or '-'}, "
+            f"tools {','.join(record.profiles) if record.profiles else 'the server default'}, "
             f"account {record.account_id} "
             "(shown once; send it as Authorization: Bearer <key>, or as the x-api-key header)\n"
         )
@@ -291,7 +332,8 @@ def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
         scopes = _view(k)
         sys.stdout.write(
             f"{k['keyId']}  {k['role']:6}  agent={k['agentSlug'] or '-'}  scopes={scopes}  "
-            f"taskRole={k['taskRole'] or '-'}  member={k['memberId'] or '-'}  {k['accountId']}\n"
+            f"taskRole={k['taskRole'] or '-'}  member={k['memberId'] or '-'}  "
+            f"tools={','.join(k.get('profiles') or ()) or 'default'}  {k['accountId']}\n"
         )
 
 
@@ -310,17 +352,23 @@ def key_revoke(key_id: str = typer.Argument(..., help="The key id shown by `maxy
 
 # ---------------------------------------------------------------------------------------
 def serve(
-    plugins: list[str] = typer.Argument(None, help="Plugin names or module paths; default: all installed."),
+    plugins: list[str] = typer.Argument(
+        None, help="Plugin names or module paths, or `all`: every tool of these; default: --profile."
+    ),
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8765, "--port", min=1, max=65535),
     module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
+    profile: list[str] = typer.Option(
+        None, "--profile", help=_PROFILE_HELP + " A key made with --profile is served its own."
+    ),
 ) -> None:
     """Serve the MCP tools over streamable HTTP at /mcp (Authorization: Bearer <key> or x-api-key) in a
     FastAPI app; /docs and /openapi.json describe it."""
     from .http import serve_http
 
     _check_address(host, port)
-    serve_http(_plugins(plugins, module), host=host, port=port)
+    loaded, profiles = _served(plugins, module, profile)
+    serve_http(loaded, host=host, port=port, profiles=profiles)
 
 
 def _check_address(host: str, port: int) -> None:

@@ -1,13 +1,15 @@
 """``maxy mcp config``: a ready ``.mcp.json`` for Claude Code and other MCP clients.
 
-One stdio server entry, ``maxy``, that serves every plugin's tools for the role in one process:
+One stdio server entry, ``maxy``, that serves the tools of the chosen profiles (the default:
+``daily``) for the role in one process:
 
     {"mcpServers": {"maxy": {"type": "stdio", "command": "/venv/bin/maxy",
-                             "args": ["mcp", "serve", "all", "--role", "admin"],
+                             "args": ["mcp", "serve", "--profile", "daily", "--role", "admin"],
                              "env": {"MAXY_CONFIG_DIR": "...", "ACCOUNT_ID": "...",
                                      "SESSION_NODE_ID": "${CLAUDE_CODE_SESSION_ID:-}"}}}}
 
-``all`` names every installed plugin; ``--plugin`` names them instead (only those that declare
+Without ``--profile`` the entry loads ``all`` the installed plugins and serves every tool;
+``--plugin`` names the plugins instead (only those that declare
 an MCP server and have tools for the role), and ``per_plugin`` writes one entry (one process)
 per plugin, named after its server. The admin entry passes the client's session as
 the active conversation (``maxy.mcp.active_session``) and, when given, the task store's role
@@ -116,9 +118,11 @@ def build_client_config(
     per_plugin: bool = False,
     task_role: str | None = None,
     member_id: str | None = None,
+    profiles: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The ``mcpServers`` of ``plugins`` for ``role``. ``serve_all``: ``plugins`` are every installed
-    plugin, and the entry serves ``all`` of them (so a plugin installed later is served too)."""
+    plugin, and the entry loads all of them (so a plugin installed later is loaded too) and serves
+    the tools of ``profiles`` (``maxy.mcp.profiles``; None: every tool)."""
     env = _pins(settings, role, agent_slug, scopes, task_role, member_id)
     if role == "admin":
         env["SESSION_NODE_ID"] = CONFIG_REFERENCE
@@ -134,6 +138,8 @@ def build_client_config(
     served = [p for p in plugins if p.mcp_server is not None and tools_for_role([p], role)]
 
     def entry(targets: Sequence[str]) -> dict[str, Any]:
+        if profiles is not None and list(targets) == [ALL]:
+            targets = ["--profile", ",".join(profiles)]
         args = [*cmd[1:], "mcp", "serve", *targets, "--role", role]
         return {"type": "stdio", "command": cmd[0], "args": args, "env": dict(env)}
 
@@ -154,6 +160,7 @@ def build_client_config(
         agent=agent_slug,
         taskRole=task_role,
         member=member_id,
+        profiles=",".join(profiles) if profiles is not None and serve_all else None,
     )
     return {"mcpServers": servers}
 

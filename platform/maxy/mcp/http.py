@@ -33,11 +33,12 @@ from ..config import Settings, load_settings
 from ..db import Database
 from ..errors import ConfigError
 from ..logs import log_line, short
-from ..plugins.api import ROLES, Role, ToolContext, ToolError
+from ..plugins.api import COMMUNITY_PLUGIN, ROLES, Role, ToolContext, ToolError
 from ..plugins.discovery import LoadedPlugin
 from .audit_retention import finish_prunes
 from .health import health_report
 from .keys import ApiKey, ApiKeyStore
+from .profiles import ALL
 from .server import MaxyMCPServer, _embedder, check_public_pins, create_mcp_server, pinned_context
 from .stdio import bad_message
 
@@ -162,6 +163,25 @@ class KeyContexts:
         return replace(ctx, session_node_id=conversation.strip()) if conversation and conversation.strip() else ctx
 
 
+class KeyProfiles:
+    """The tool profiles one caller is served: its key's, else the server's (``maxy serve
+    --profile``); a member's key without its own is served the community's tools as well."""
+
+    def __init__(self, store: ApiKeyStore, default: Sequence[str]):
+        self.store = store
+        self.default = tuple(default)
+
+    def __call__(self, headers: Mapping[str, str] | None) -> tuple[str, ...]:
+        record = self.store.resolve(presented_key(headers or {})[0])
+        if record is None:
+            return self.default
+        if record.profiles is not None:
+            return record.profiles
+        if record.member_id is not None and COMMUNITY_PLUGIN not in self.default:
+            return (*self.default, COMMUNITY_PLUGIN)
+        return self.default
+
+
 class McpEndpoint:
     """ASGI endpoint at /mcp: authenticate, hold each session to the key that opened it, answer
     an undecodable body, then hand the request to the key's role server."""
@@ -265,9 +285,11 @@ def create_app(
     settings: Settings | None = None,
     *,
     host: str = "127.0.0.1",
+    profiles: Sequence[str] = (ALL,),
 ) -> Any:
     """The FastAPI app: ``/mcp`` (streamable HTTP MCP; Authorization: Bearer or x-api-key),
-    ``/health``, and ``/openapi.json`` and ``/docs`` describing both."""
+    ``/health``, and ``/openapi.json`` and ``/docs`` describing both. Each key is served the
+    tool profiles it was made with, else ``profiles``."""
     from fastapi import FastAPI
     from fastapi.openapi.utils import get_openapi
     from starlette.routing import Route
@@ -284,7 +306,12 @@ def create_app(
     embedder = _embedder(settings)
     servers: dict[str, MaxyMCPServer] = {}
     for role in ROLES:
-        servers[role] = create_mcp_server(plugins, role, KeyContexts(settings, role, store, db, embedder))
+        servers[role] = create_mcp_server(
+            plugins,
+            role,
+            KeyContexts(settings, role, store, db, embedder),
+            request_profiles=KeyProfiles(store, profiles),
+        )
         servers[role].streamable_http_app(streamable_http_path=MCP_PATH, host=host)  # builds its session manager
 
     from ..negotiation.sweep import SweepLoop
@@ -367,11 +394,25 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def serve_http(plugins: Sequence[LoadedPlugin], *, host: str = "127.0.0.1", port: int = 8765) -> None:
+def serve_http(
+    plugins: Sequence[LoadedPlugin],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    profiles: Sequence[str] = (ALL,),
+) -> None:
     import uvicorn
 
-    app = create_app(plugins, host=host)
-    log_line("mcp-http", "serve", host=host, port=port, path=MCP_PATH, plugins=[p.name for p in plugins])
+    app = create_app(plugins, host=host, profiles=profiles)
+    log_line(
+        "mcp-http",
+        "serve",
+        host=host,
+        port=port,
+        path=MCP_PATH,
+        plugins=[p.name for p in plugins],
+        profiles=",".join(profiles),
+    )
     if not _loopback(host):
         log_line(
             "console",

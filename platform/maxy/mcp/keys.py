@@ -28,6 +28,7 @@ from ..fsfaults import atomic_write
 from ..graph.allowlist import check_agent_slug
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role
+from ..plugins.manifest import NAME_RE
 from .stdio import json_kind
 
 API_KEYS_FILE = "api-keys.json"
@@ -46,6 +47,7 @@ class ApiKey:
     key_hash: str = ""
     task_role: str | None = None  # the task store's role of its calls; None: task tools only read
     member_id: str | None = None  # the community member its calls act for; None: the account's admin
+    profiles: tuple[str, ...] | None = None  # the tool profiles it is served; None: the server's default
 
     @property
     def holds_view(self) -> bool:
@@ -73,6 +75,7 @@ class ApiKey:
             "taskRole": self.task_role,
             "memberId": self.member_id,
             "memoryView": self.holds_view,
+            "profiles": list(self.profiles) if self.profiles is not None else None,
             "createdAt": self.created_at,
         }
 
@@ -154,6 +157,11 @@ def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
         not isinstance(member_id, str) or not re.fullmatch(MEMBER_ID_PATTERN, member_id) or role == "public"
     ):
         return None  # nor is one bound to a member no key can name
+    profiles = raw.get("profiles")
+    if profiles is not None and (
+        not isinstance(profiles, list) or not all(isinstance(p, str) and NAME_RE.fullmatch(p) for p in profiles)
+    ):
+        return None  # nor is one served a profile no server can name
     return ApiKey(
         key_id=raw["keyId"],
         account_id=account_id,
@@ -164,7 +172,14 @@ def _record(account_id: str, raw: dict[str, Any]) -> ApiKey | None:
         key_hash=raw["hash"],
         task_role=task_role,
         member_id=member_id,
+        profiles=tuple(profiles) if profiles else None,
     )
+
+
+def _check_profile_names(profiles: Sequence[str] | None) -> None:
+    bad = next((p for p in profiles or () if not NAME_RE.fullmatch(p)), None)
+    if bad is not None:
+        raise ValidationError("profile", f"{bad!r} is not a profile name (lower-case letters, digits, - or _)")
 
 
 def create_api_key(
@@ -176,8 +191,11 @@ def create_api_key(
     scopes: Sequence[str] | None = None,
     task_role: str | None = None,
     member_id: str | None = None,
+    profiles: Sequence[str] | None = None,
 ) -> tuple[str, ApiKey]:
-    """Create a key; returns (the key, shown only now, its stored record)."""
+    """Create a key; returns (the key, shown only now, its stored record). ``profiles``: the tool
+    profiles the key is served (checked against the installed plugins by the caller; None: the
+    server's default)."""
     if role not in ROLES:
         raise ValidationError("role", f"must be one of {list(ROLES)}")
     account = validate_account(data_root, account_id)
@@ -205,6 +223,7 @@ def create_api_key(
             "memberId",
             f"{member_id!r} is not a member id: a letter or digit, then letters, digits, '.', '_', '@' or '-'",
         )
+    _check_profile_names(profiles)
     key_id = secrets.token_hex(6)
     key = f"{KEY_PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
     record = ApiKey(
@@ -217,6 +236,7 @@ def create_api_key(
         key_hash=_hash(key),
         task_role=task_role,
         member_id=member_id,
+        profiles=tuple(profiles) if profiles else None,
     )
     path = _keys_path(data_root, account.account_id)
     with _lock:
@@ -230,6 +250,7 @@ def create_api_key(
                 "scopes": list(record.scopes) if record.scopes is not None else None,
                 "taskRole": record.task_role,
                 "memberId": record.member_id,
+                "profiles": list(record.profiles) if record.profiles is not None else None,
                 "createdAt": record.created_at,
             }
         )

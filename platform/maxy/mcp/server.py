@@ -61,9 +61,13 @@ from ..plugins.manifest import EAGER_META_KEY
 from ..textcheck import check_clean, printable
 from .audit import ToolCallRecord, record_tool_call
 from .audit_retention import finish_prunes
+from .profiles import ALL, in_profiles, not_served, profiles_of, split_tools
+from .schemas import compact
 
 # (plugin name, request headers or None on stdio) -> the pinned ToolContext for this call
 ContextFactory = Callable[[str, Mapping[str, str] | None], ToolContext]
+# request headers -> the tool profiles this caller is served (HTTP: its API key's)
+RequestProfiles = Callable[[Mapping[str, str] | None], Sequence[str]]
 
 _current_ctx: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar("maxy_tool_ctx", default=None)
 _log = logging.getLogger("maxy.mcp")
@@ -366,6 +370,9 @@ class MaxyMCPServer(MCPServer):
         audit: bool = True,
         instructions: str | None = None,
         prompts: Sequence[PluginPrompt] = (),
+        profiles: Sequence[str] = (ALL,),
+        elsewhere: Mapping[str, str] | None = None,
+        request_profiles: RequestProfiles | None = None,
     ):
         _route_sdk_logging()
         registered = [_sdk_tool(t) for t in tools]
@@ -385,11 +392,46 @@ class MaxyMCPServer(MCPServer):
             r.name: frozenset(r.parameters.get("properties", {})) for r in registered
         }
         self._schemas: dict[str, dict[str, Any]] = {r.name: r.parameters for r in registered}
+        self.profiles = tuple(profiles)
+        self.elsewhere: dict[str, str] = dict(elsewhere or {})  # installed, not served: tool -> profile
+        self.request_profiles = request_profiles  # narrows what one caller is served (HTTP keys)
         for prompt in prompts:
             self.add_prompt(_sdk_prompt(prompt))
 
+    async def list_tools(self) -> list[Any]:
+        """The tools, their schemas compacted (:mod:`maxy.mcp.schemas`; an output schema without
+        its descriptions) and the annotations' copy of the title left out (the tool's own title
+        is beside it)."""
+        listed = []
+        for tool in await super().list_tools():
+            annotations = tool.annotations.model_copy(update={"title": None}) if tool.annotations else None
+            update: dict[str, Any] = {"input_schema": compact(tool.input_schema), "annotations": annotations}
+            if tool.output_schema is not None:
+                update["output_schema"] = compact(tool.output_schema, descriptions=False)
+            listed.append(tool.model_copy(update=update))
+        return listed
+
+    async def _handle_list_tools(self, ctx: Any, params: Any) -> Any:
+        """tools/list: the caller's profiles' tools, when the caller has its own (an API key's)."""
+        listed = await super()._handle_list_tools(ctx, params)
+        if self.request_profiles is None:
+            return listed
+        profiles = self.request_profiles(getattr(getattr(ctx, "request", None), "headers", None))
+        tools = [
+            t for t in listed.tools if t.name not in self.maxy_tools or in_profiles(self.maxy_tools[t.name], profiles)
+        ]
+        return listed.model_copy(update={"tools": tools})
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self.maxy_tools.get(name)
+        if tool is not None and self.request_profiles is not None:
+            profiles = tuple(self.request_profiles(_headers(context)))
+            if not in_profiles(tool, profiles):
+                log_line("mcp", "tool-not-served", tool=name, profile=profiles_of(tool)[-1], served=",".join(profiles))
+                return _error_result(not_served(name, profiles_of(tool)[-1], profiles))
+        if tool is None and name in self.elsewhere:
+            log_line("mcp", "tool-not-served", tool=name, profile=self.elsewhere[name], served=",".join(self.profiles))
+            return _error_result(not_served(name, self.elsewhere[name], self.profiles))
         if tool is None:
             return await super().call_tool(name, arguments, context)
         started = datetime.now(UTC)
@@ -469,37 +511,16 @@ def _headers(context: Any) -> Mapping[str, str] | None:
         return None
 
 
-_SEARCH_GUIDE = """\
-Finding things: memory-search searches the knowledge graph, conversation-search past \
-conversation messages; memory-get reads nodes by id (from the hits) with their neighbourhood. \
-Every search hit carries `relevance` in [0, 1]: a calibrated reading of how well it answers \
-the query, the same scale for every query (0.5 is the default cut: below it a hit is more \
-likely noise than an answer; 0.9 and up, a strong match). Hits come in ranking order, which relevance does not change. When no \
-hit clears the default cut, a search answers "No relevant results" with the nearest miss, so \
-"nothing stored" reads differently from "nothing close"; when one does, every hit stays \
-(memory-search's minRelevance instead drops each hit below it; 0 turns the cut off). `score` is the ranking \
-score, comparable only within one search."""
+_RELEVANCE = """\
+Each search hit carries `relevance` in [0, 1], the same scale for every query (0.5 is the \
+default cut: below it a hit is more likely noise than an answer). When no hit clears it the \
+answer is "No relevant results" with the nearest miss."""
 
-_WRITE_GUIDE = """\
-Remembering: memory-write stores one entity or fact per call; a name you already have merges \
-into that entity (`resolved`), and `supersede` replaces an earlier fact while keeping it as \
-history. A durable action is a Task: work-create, then memory-write with producedByTaskId, then \
-work-complete. memory-report-write keeps workflow output (one report per title and minute: the \
-same body again changes nothing, a changed body updates it)."""
-
-_PIN_GUIDE = """\
-Pins: this server acts for one account, and may be pinned to scopes, an agent, a session and \
-a task role (set by its environment on stdio, by the API key and the session header over HTTP). Every read and write stays inside that \
-view. Arguments cannot widen it: one naming another account, scope, agent, session or task role is \
-refused, and what you cannot see answers like what does not exist."""
-
-_HINTS_GUIDE = """\
-Answers: a tool that returns data lists an outputSchema and sends the data as \
-structuredContent beside a readable text block. Bad input is refused in one line, \
-`field: reason`, before anything is written. Hints: readOnly tools change nothing; idempotent \
-ones may be retried (a repeat of the same call changes nothing more); destructive ones may \
-overwrite or remove what is stored."""
-
+_PINS = """\
+This server acts for one account and may be pinned to scopes, an agent, a session and a task \
+role; every read and write stays inside that view, an argument cannot widen it, and what you \
+cannot see answers like what does not exist. Bad input is refused in one line, `field: reason`, \
+before anything is written."""
 
 _NEGOTIATION_GUIDE = """\
 Negotiation turn mode: when you run in the background to take a member's turn in a negotiation \
@@ -510,26 +531,42 @@ a person (nobody is reading), ask no clarifying question (nobody can answer), an
 is unclear take the conservative action: counter naming the specific objections, or reject with \
 clear reasoning. Accept only a match that genuinely serves your member."""
 
+# (tools that must all be served, the sentence that names them)
+_USES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("memory-search",), "memory-search finds people, facts, documents' passages and notes by meaning and by words."),
+    (("memory-get",), "memory-get reads nodes by id (from the hits) with their neighbours."),
+    (("conversation-search",), "conversation-search finds past conversation messages."),
+    (
+        ("memory-write",),
+        "memory-write stores one entity or fact per call; a name you already have merges into that "
+        "entity, and `supersede` replaces an earlier fact while keeping it as history.",
+    ),
+    (
+        ("work-create", "work-complete", "memory-write"),
+        "A durable action is a Task: work-create, then memory-write with producedByTaskId, then work-complete.",
+    ),
+    (("memory-report-write",), "memory-report-write keeps a workflow's output as a report."),
+    (("session-compact",), "session-compact stores the briefing when the context is compacted."),
+)
+
 
 def server_instructions(tools: Sequence[PluginTool], role: Role) -> str:
-    """The server's ``instructions``: what it is, which tool is for what, how relevance reads,
-    what the pins mean; only the parts its tools need."""
+    """The server's ``instructions``, short: what it is, what its tools are for (naming only
+    the tools it serves), how relevance reads, what the pins mean."""
     names = {t.name for t in tools}
-    parts = [
-        "Maxy is a knowledge-graph memory: people, organisations, facts, documents, conversations, "
-        "reports and tasks, searched by meaning and by words."
-        + (" This server is read-only (public role): it searches and reads, never writes." if role == "public" else "")
-    ]
-    if names & {"memory-search", "conversation-search", "memory-get"}:
-        parts.append(_SEARCH_GUIDE)
-    if "memory-write" in names:
-        parts.append(_WRITE_GUIDE)
+    first = (
+        "Maxy is a knowledge-graph memory: people, organisations, facts, documents, conversations "
+        "and reports, searched by meaning and by words."
+    )
+    if role == "public":
+        first += " This server is read-only (public role): it searches and reads, never writes."
+    uses = " ".join(sentence for needs, sentence in _USES if names.issuperset(needs))
+    parts = [first + (" " + uses if uses else "")]
+    if names & {"memory-search", "conversation-search"}:
+        parts.append(_RELEVANCE)
     if "respond_to_negotiation" in names:
         parts.append(_NEGOTIATION_GUIDE)
-    parts.append(_PIN_GUIDE)
-    parts.append(_HINTS_GUIDE)
-    listing = "\n".join(f"- {t.name}: {t.spec.title or title_of(t.name)}" for t in tools)
-    parts.append("Tools:\n" + listing)
+    parts.append(_PINS)
     return "\n\n".join(parts)
 
 
@@ -540,10 +577,14 @@ def create_mcp_server(
     *,
     name: str | None = None,
     audit: bool = True,
+    profiles: Sequence[str] = (ALL,),
+    request_profiles: RequestProfiles | None = None,
 ) -> MaxyMCPServer:
-    """The MCP server for ``plugins`` in ``role``; raises BootGateError / PublicToolNotReadOnly."""
+    """The MCP server for ``plugins`` in ``role``, listing the tools of ``profiles``
+    (:mod:`maxy.mcp.profiles`; the role's other tools answer with the profile that adds them);
+    raises BootGateError / PublicToolNotReadOnly."""
     admin_tools, admin_registrable = check_boot_gate(plugins)
-    tools = tools_for_role(plugins, role)
+    tools, elsewhere = split_tools(tools_for_role(plugins, role), profiles)
     servers = sorted({p.mcp_server for p in plugins if p.mcp_server})
     server_name = name or ("maxy-" + "-".join(servers) if servers else "maxy")
     prompts = prompts_for_tools(plugins, tools)
@@ -555,6 +596,9 @@ def create_mcp_server(
         audit=audit,
         instructions=server_instructions(tools, role),
         prompts=prompts,
+        profiles=profiles,
+        elsewhere=elsewhere,
+        request_profiles=request_profiles,
     )
     admin_registered = sum(1 for t in tools if t.admin_allowlist) if role == "admin" else admin_registrable
     log_line(
@@ -564,6 +608,7 @@ def create_mcp_server(
         admin_registered=admin_registered,
         role=role,
         registered=len(tools),
+        profiles=",".join(profiles),
         eager=sum(1 for t in tools if t.eager),
         prompts=len(prompts),
     )
@@ -656,18 +701,30 @@ class EnvContexts:
             self.db.close()
 
 
-def run_stdio(plugins: Sequence[LoadedPlugin], role: Role, settings: Settings | None = None) -> None:
-    """Serve ``plugins`` over stdio until stdin closes. Raises BootGateError & co. before serving."""
+def run_stdio(
+    plugins: Sequence[LoadedPlugin],
+    role: Role,
+    settings: Settings | None = None,
+    profiles: Sequence[str] = (ALL,),
+) -> None:
+    """Serve the tools of ``profiles`` of ``plugins`` over stdio until stdin closes. Raises
+    BootGateError & co. before serving."""
     settings = settings or load_settings()
     contexts = EnvContexts(settings, role)
-    server = create_mcp_server(plugins, role, contexts)
+    server = create_mcp_server(plugins, role, contexts, profiles=profiles)
     if role == "admin":  # public servers (one per visitor conversation) never start specialists
         from ..specialists.gate import check_specialists
 
         check_specialists(plugins, settings)
     contexts.open(plugins)
     log_line(
-        "mcp", "serve", transport="stdio", role=role, plugins=[p.name for p in plugins], tools=len(server.maxy_tools)
+        "mcp",
+        "serve",
+        transport="stdio",
+        role=role,
+        plugins=[p.name for p in plugins],
+        profiles=",".join(profiles),
+        tools=len(server.maxy_tools),
     )
     from .stdio import serve_stdio
 

@@ -38,21 +38,17 @@ else:
 
 Direction = Literal["out", "in"]
 
-ISO_DATE = "ISO 8601 date or date-time, e.g. 2026-05-07 or 2026-05-07T06:00:00Z"
+ISO_DATE = "ISO 8601, e.g. 2026-05-07 or 2026-05-07T06:00:00Z"
 
 ScopeArg = Annotated[
     Scope | None,
-    Field(
-        description="Who may see what is written: public, shared or admin. Omitted: a new node gets this "
-        "server's default (its pinned scope, if any); an update keeps the node's scope."
-    ),
+    Field(description="Who may see it. Omitted: the server's pinned scope for a new node; an update keeps it."),
 ]
 AgentsArg = Annotated[
     list[str] | None,
     OneOrMany,
     Field(
-        description="Agent slugs (lower-case letters, digits, - or _) that may see what is written. "
-        "Omitted: a new node gets this server's pinned agent, if any; an update keeps the node's agents."
+        description="Agent slugs that may see it. Omitted: the server's pinned agent for a new node; an update keeps them."
     ),
 ]
 RelationshipTypes = Annotated[

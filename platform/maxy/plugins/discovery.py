@@ -46,6 +46,7 @@ class PluginTool:
     read_only: bool
     destructive: bool
     idempotent: bool
+    profile: str | None = None  # the profile serving it besides its plugin's (manifest ``profile``)
 
     @property
     def name(self) -> str:
@@ -182,6 +183,7 @@ def _plugin_tool(plugin: str, spec: ToolSpec, flags: ToolFlags, where: str) -> P
         read_only=_resolve_flag(flags.read_only, spec.read_only, "readOnly", spec.name, where),
         destructive=_resolve_flag(flags.destructive, spec.destructive, "destructive", spec.name, where),
         idempotent=_resolve_flag(flags.idempotent, spec.idempotent, "idempotent", spec.name, where),
+        profile=flags.profile,
     )
 
 

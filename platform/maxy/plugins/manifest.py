@@ -6,7 +6,7 @@
     mcp:
       server: memory          # the plugin's MCP server; without this block the plugin has none
     tools:
-      memory-search: {eager: true, adminAllowlist: true, publicAllowlist: true, readOnly: true}
+      memory-search: {eager: true, adminAllowlist: true, publicAllowlist: true, readOnly: true, profile: daily}
       memory-delete: {adminAllowlist: true, destructive: true}
     prompts:                  # MCP prompts: Markdown files of the plugin, served by its server
       entry_capture_prompt: {file: prompts/entry_capture_prompt.md, description: How to capture an entry.}
@@ -15,7 +15,9 @@
 Per tool: ``eager`` (``_meta["anthropic/alwaysLoad"]`` in tools/list), ``adminAllowlist`` and
 ``publicAllowlist`` (which role's server registers it) and the annotations ``readOnly``,
 ``destructive``, ``idempotent`` (omitted: taken from the ``@tool`` decorator; given and
-different from it: an error). Per prompt: ``file`` (a ``.md`` file inside the plugin's folder),
+different from it: an error), and ``profile``: the tool profile that serves it besides the
+plugin's own (``daily``: the default surface of an admin server; omitted: only the profile
+named after the plugin, which is opt-in). Per prompt: ``file`` (a ``.md`` file inside the plugin's folder),
 ``description`` and an optional ``title``. Every error names the file and the key.
 """
 
@@ -45,6 +47,7 @@ _FLAG_KEYS = {
     "readOnly": "read_only",
     "destructive": "destructive",
     "idempotent": "idempotent",
+    "profile": "profile",
 }
 _MCP_KEYS = {"server"}
 _PROMPT_KEYS = {"file", "description", "title"}
@@ -64,6 +67,7 @@ class ToolFlags:
     read_only: bool | None = None
     destructive: bool | None = None
     idempotent: bool | None = None
+    profile: str | None = None  # a profile beside the plugin's own, e.g. daily
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,11 @@ def _tool_flags(tool_name: Any, flags: Any, where: str) -> ToolFlags:
     for key, value in flags.items():
         if key not in _FLAG_KEYS:
             raise ManifestError(f"{where}: key '{at}.{key}' is not a known flag; known flags: {', '.join(_FLAG_KEYS)}")
+        if key == "profile":
+            if not isinstance(value, str) or not NAME_RE.fullmatch(value):
+                raise ManifestError(f"{where}: key '{at}.profile' must be a profile name such as daily, got {value!r}")
+            values["profile"] = value
+            continue
         values[_FLAG_KEYS[key]] = _flag(value, f"{where}: key '{at}.{key}'")
     return ToolFlags(**values)
 

@@ -28,15 +28,9 @@ class Appended(ToolOutput):
 
 @tool(
     "conversation-append",
-    description=f"""
-Store one turn of a conversation as a message, so conversation-search finds it later.
-content: the turn's text (at most {MAX_CONTENT:,} characters); role: user | assistant | system
-(default user); speaker: who said it (stored as "<speaker>: <text>"); sessionId: the
-conversation (required unless this server is pinned to SESSION_ID, which it then must match);
-timestamp: when it was said, ISO 8601 (default now); messageId: your id for the turn (the same
-messageId again updates that turn instead of adding one). Each turn is embedded with its
-neighbouring turns; the conversation itself is created at its second turn. Returns
-{{"messageId", "nodeId", "sessionId", "conversationId", "seq", "created", "embedded"}} as JSON.
+    description="""
+Store one turn of a conversation as a message, so conversation-search finds it later. The same
+messageId again updates that turn.
 """,
     title="Append a conversation turn",
     output=Appended,

@@ -85,9 +85,8 @@ def _check_paths(paths: object) -> list[str]:
 @tool(
     "memory-ingest",
     description="""
-Ingest files or folders (.md .markdown .txt .html .htm) into the KnowledgeDocument -> Section ->
-Chunk hierarchy. attachmentId: a stable id for a single file (re-ingesting the same id replaces
-the document); scope and agents: visibility of every node written. Returns one result per file.
+Ingest files or folders (Markdown, text, HTML) so memory-search finds their passages; each
+document keeps its path relative to the folder. Re-ingesting an unchanged file skips it.
 """,
     title="Ingest documents",
     output=Ingested,

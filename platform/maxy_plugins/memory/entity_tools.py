@@ -77,15 +77,8 @@ class RelationRemoved(ToolOutput):
 @tool(
     "memory-get",
     description="""
-Read nodes back by id (from memory-search or memory-write) with their neighbourhood. nodeIds:
-one id or a list (at most 50); hops: 0-3 (default 1; 0 = the nodes alone); types: only follow
-these relationship types; budget: at most this many neighbours in all (1-500, default 50,
-nearest first; `truncated: true` when some were left out). Each node comes back with all its
-properties (validFrom/validUntil included); each neighbour with its properties (long text
-trimmed), its distance in hops and the path to it ([{type, direction "out"|"in", nodeId}]).
-Superseded and expired neighbours are left out (and not walked through) unless includeHistory
-is true; asOf (ISO 8601) shows the neighbourhood as it was then. Ids you cannot read are listed
-in `missing`. Returns {"nodes", "missing", "truncated"} as JSON.
+Read nodes by id (from a search or a write) with all their properties and their neighbours up to
+`hops` away, each with the path to it. Ids you cannot read are listed in `missing`.
 """,
     title="Read nodes by id",
     output=GetResult,
@@ -141,10 +134,8 @@ def memory_get(
 @tool(
     "memory-forget",
     description="""
-Forget one node by nodeId: it disappears from every search and read at once and is purged
-after a 7-day grace period. Not for documents: delete those with memory-delete (attachmentId).
-A server pinned to scopes or an agent can forget only nodes no other view shares. An id you
-cannot read (or one already forgotten) is refused. Returns {"nodeId", "forgotten", "labels"}.
+Forget one node: it leaves every search and read at once and is purged after a grace period.
+Documents are deleted with memory-delete (profile memory).
 """,
     title="Forget a node",
     output=Forgotten,
@@ -161,10 +152,7 @@ def memory_forget(ctx: ToolContext, nodeId: NodeId) -> dict[str, Any]:
 @tool(
     "memory-remove-relation",
     description="""
-Remove the relationship(s) of one type from source to target (node ids; relationships are
-directed: source -[type]-> target). Both nodes must be ones you can read. The relationship is
-deleted at once (no grace period); the nodes stay. SUPERSEDED_BY history edges cannot be
-removed (forget the node instead). Returns {"source", "type", "target", "removed"}.
+Delete the relationship(s) of one type from source to target; both nodes stay.
 """,
     title="Remove a relationship",
     output=RelationRemoved,

@@ -106,12 +106,8 @@ def _parse_when(value: object) -> datetime:
 @tool(
     "memory-report-write",
     description="""
-Save durable workflow output (a daily briefing, an analysis) as a Report: title, body (at most
-10,000 characters), keywords (tags used to find it again, e.g. ["daily-briefing", "2026-05-07"]),
-sourceWorkflow, occurredAt (ISO date-time, default now). A report is one per title and minute:
-writing it again with the same body changes nothing (`idempotent: true`); a changed body updates
-that report (`updated: true`; keywords and sourceWorkflow, when given, replace the stored ones).
-Returns {"reportId", "title", "occurredAt", "created", "updated", "idempotent"}.
+Save a workflow's output (a daily briefing, an analysis) as a report, tagged with keywords to
+find it again. The same title within a minute updates that report.
 """,
     title="Save a report",
     output=ReportWritten,
@@ -216,8 +212,7 @@ def memory_report_write(
 @tool(
     "memory-report-read-latest",
     description="""
-Read the newest Report(s) tagged with a keyword (default limit 1): the route for "latest <X>",
-"last night's <X>", "show me <X> report". Returns title, body, keywords, sourceWorkflow, occurredAt.
+Read the newest report(s) tagged with a keyword: the answer to "the latest <X> report".
 """,
     title="Read the latest report",
     output=LatestReports,
@@ -249,8 +244,7 @@ def memory_report_read_latest(
 @tool(
     "memory-report-list",
     description="""
-List Reports newest first, metadata only (no bodies): optional keyword and sourceWorkflow filters,
-limit (1-100, default 20) and offset for paging. Returns {"total", "reports": [...]}.
+List reports newest first, without their bodies, optionally by keyword or workflow.
 """,
     title="List reports",
     output=ReportList,

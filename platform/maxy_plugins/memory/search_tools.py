@@ -113,22 +113,10 @@ class MessageResults(ToolOutput):
 @tool(
     "memory-search",
     description="""
-Search the knowledge graph (hybrid: semantic vector search + BM25 keywords, one-hop graph
-expansion). Returns text blocks `[Labels] (id: nodeId) (relevance: 0.xx)` with properties and
-related nodes, separated by `---`, within an 80,000-character budget; an ingested document found
-at several levels is one block (its path and best passage). Relevance is a calibrated 0-1 reading
-of how well a hit answers the query (0.5: as likely an answer as noise; 0.9: a strong match); the
-order stays the search's ranking. When no hit clears the default cut, the answer is "No relevant
-results" with the nearest miss; minRelevance (0-1) keeps only hits at least that relevant, 0 turns
-the cut off.
-Arguments: query (text); limit (1-500, default 10); labels (only these node labels);
-fields (return only these property names, bookkeeping such as createdAt included; [] for none;
-`related.name` narrows related nodes too); expandHops (1: related nodes, 0: compact);
-retrievalClass (entity | temporal | event | general | none: routes the search when routing is on;
-omitted: the query classifier decides, or no routing). Time: superseded and expired facts are
-left out unless includeHistory is true; asOf (ISO 8601) returns what was true then; after /
-before (ISO 8601) keep what happened in that window (a fact's validFrom, a message's timestamp,
-else when it was recorded). A query that is exactly a node's name puts that node first.
+Search the memory by meaning and by words: people, facts, notes, and the passages of ingested
+documents (each with its source file and heading path). Hits come best first as text blocks
+`[Labels] (id: ...)` with their properties and related nodes; "No relevant results" with the
+nearest miss when nothing is close. Use memory-get to read a hit's neighbourhood.
 """,
     title="Search memory",
     output=SearchResults,
@@ -241,12 +229,8 @@ def _message_block(r: dict[str, Any]) -> str:
 @tool(
     "conversation-search",
     description="""
-Semantic search over past conversation messages. Returns each message's role, content,
-timestamp, session and relevance (calibrated, 0-1), best first; "No relevant results" with the
-nearest miss when no message clears the relevance cut. When this server is pinned to a session
-(SESSION_ID), only that conversation is searched; admin servers search all conversations, or
-one session with sessionId. after / before (ISO 8601 date or date-time) keep messages sent in
-that window.
+Search past conversation messages by meaning and by words; each hit has the message's role,
+text, time and session, best first. A server pinned to a session searches only that one.
 """,
     title="Search conversations",
     output=MessageResults,

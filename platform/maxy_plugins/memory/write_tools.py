@@ -62,18 +62,9 @@ class Written(ToolOutput):
 @tool(
     "memory-write",
     description="""
-Create or update one node in the knowledge graph. labels: allowed node labels (e.g. ["Person"],
-["Fact"]); properties: flat key/values (no nested objects; at least one non-empty value; at most
-20,000 characters per value); edges: [{type, target (nodeId), direction "out"|"in"}] to existing
-nodes; nodeId: update that existing node (an id you cannot read is refused). A Person,
-Organization, Place, Product, Project, Concept ... whose name or alias matches one you already
-have merges into it and the answer says `resolved: <nodeId>`; resolve: false always creates.
-validFrom / validUntil: when the fact was (or stops being) true, ISO 8601; supersede: nodeId(s)
-of earlier facts this one replaces (they get validUntil and a SUPERSEDED_BY edge, and drop out
-of searches unless asked for history). producedByTaskId: the Task (work-create) this write
-belongs to. scope: public|shared|admin; agents: agent slugs the node is visible to. A server
-pinned to scopes or an agent writes inside its view. Returns {"nodeId", "created", "resolved",
-"superseded", "embedded", "provenance"} as JSON.
+Create or update one node (an entity, a fact, a note) with its relationships to existing nodes.
+A name or alias you already have merges into that entity (`resolved`); `supersede` replaces
+earlier facts, which stay as history. Returns the node's id.
 """,
     title="Remember (write a node)",
     output=Written,

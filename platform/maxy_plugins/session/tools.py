@@ -95,10 +95,8 @@ def _render_briefing(briefing: dict[str, str]) -> str:
 @tool(
     "session-compact",
     description="""
-Store the compaction briefing on the active conversation so the next turn continues from it:
-asked (what the user asked for), done (what was done), decisions (decisions made),
-workInProgress (unfinished work and next steps), aboutUser (what the user shared about
-themselves). Each is text or a list of short statements.
+Store the compaction briefing (what was asked, done and decided, work in progress, what the user
+shared) on the active conversation, so the next turn continues from it.
 """,
     title="Compact the session",
     output=Compacted,
@@ -225,9 +223,8 @@ def session_context(ctx: ToolContext, data: dict[str, Any] | None = None) -> str
 @tool(
     "session-context",
     description="""
-The context carried over from earlier turns, as a <previous-context> block: the latest
-compaction briefing, the most recent review digest, open tasks by priority (at most 10) and
-unsuppressed alerts of the last 24 hours (at most 5).
+The context carried over from earlier turns: the latest briefing, review digest, open tasks and
+recent alerts, as a <previous-context> block.
 """,
     title="Read the carried-over context",
     output=CarriedOver,
