@@ -7,7 +7,8 @@ field projection. The evaluations that measure rankings call the pipeline itself
 
 The fold happens before the cut: the pipeline is asked for a deeper list than ``limit`` (a
 document found at three levels takes three of its places), the list is folded, and only then
-cut to ``limit``, so ``limit`` means that many distinct results whenever that many exist.
+cut to ``limit``, so ``limit`` means that many distinct results whenever that many exist. Each
+document result then shows its best-matching passage (``maxy.search.passages``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from collections.abc import Sequence
 
 from ..config import Settings
 from ..db import Database
-from ..embeddings.base import Embedder
+from ..embeddings.base import Embedder, EmbeddingError
 from ..graph.guards import Caller
 from ..search import SearchConfig, SearchRequest, SearchResponse, hybrid, project, relevance, subscribed_keywords
-from ..search.collapse import collapse_documents
+from ..search.collapse import DocumentHit, collapse_documents
+from ..search.passages import attach_passages
 from ..search.request import MAX_LIMIT
 from ..search.sources import attach_sources
 
@@ -67,6 +69,7 @@ def distinct(
         depth = min(MAX_LIMIT, depth * 2)
     response.hits = folded[: wanted.limit]
     attach_sources(db, caller, response.hits)
+    attach_passages(db, caller, response.hits, _query_vector(embedder, wanted.query, response.hits))
     if wanted.min_relevance is None and response.hits and response.hits[0].relevance is not None:
         # the relevance cut reads the results returned: none of them clearing it is "no relevant results"
         calibration = relevance.calibration_for(getattr(embedder, "name", None))
@@ -75,3 +78,15 @@ def distinct(
             if not kept:
                 response.hits, response.nearest_miss = [], nearest_miss
     return response
+
+
+def _query_vector(embedder: Embedder | None, query: str, hits: Sequence[object]) -> list[float] | None:
+    """The query's vector, when a document hit found by its document or a section needs its
+    closest chunk picked (None without an embedder, or when it fails: the first chunk is shown)."""
+    needed = any(isinstance(h, DocumentHit) and "Chunk" not in h.labels for h in hits)
+    if not needed or embedder is None:
+        return None
+    try:
+        return list(embedder.embed([query])[0])
+    except EmbeddingError:
+        return None

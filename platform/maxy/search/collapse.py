@@ -37,6 +37,8 @@ class DocumentHit(Hit):
     source: str = ""  # the file it came from, inside the folder ingested: advanced/timeouts.md
     attachment_id: str = ""
     folded: list[Hit] = field(default_factory=list)  # the document's other hits, best first
+    passage_chunks: list[str] = field(default_factory=list)  # the chunks its text is made of (passages.py)
+    passage_cut: int = 0  # characters of those chunks cut to fit the passage budget
 
     def same_document(self, rel: Related) -> bool:
         """A related node of this very document (its section, a neighbouring chunk ...)."""

@@ -151,7 +151,7 @@ def render_hit(
             lines.append(f"  path: {hit.path}".replace("\n", PROPERTY_INDENT))
         if hit.source:
             lines.append(f"  source: {hit.source}".replace("\n", PROPERTY_INDENT))
-        if hit.folded:
+        if hit.folded and not hit.passage_chunks:
             lines.append(_folded_line(hit))
         hidden = _path_covered(hit)
         if view.related is None:  # its section and neighbouring chunks: the path and the passage say it
@@ -232,6 +232,8 @@ def to_json(hits: Sequence[Hit], explain: bool = False) -> list[dict[str, Any]]:
             row["path"] = h.path
             row["source"] = h.source
             row["folded"] = [{"nodeId": m.node_id, "labels": m.labels, "score": round(m.score, 6)} for m in h.folded]
+            if h.passage_chunks:
+                row["passage"] = {"chunks": h.passage_chunks, "cutChars": h.passage_cut}
         if explain:
             row["explain"] = h.explain()
         out.append(row)

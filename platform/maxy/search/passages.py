@@ -1,0 +1,203 @@
+"""The passage a document hit shows: the text that matched, not a summary, within a budget.
+
+A document found by its KnowledgeDocument or a Section would otherwise show that node's summary
+(sentences picked from the whole), and a chunk only its own slice. :func:`attach_passages`
+gives every folded document hit (``collapse.DocumentHit``) its best-matching passage:
+
+1. the chunk: the best-ranked chunk among the document's hits, else the chunk of the document
+   (of the matched section, when a Section was its best member) closest to the query's vector,
+   read through the caller's guards; without a vector, the first one;
+2. its text, without the heading path the hit's ``path`` already shows, followed (then
+   preceded) by the text of its section around it, within the hit's budget, each edge at a
+   sentence boundary, and ``[…]`` where the section goes on: a chunk longer than its budget is
+   cut at its last sentence end inside it;
+3. the budget: ``PASSAGE_CHARS`` a document hit on average over the answer, spent in rank order
+   (what a hit needs, up to ``PASSAGE_MAX``, keeping ``PASSAGE_MIN`` for each hit after it), so
+   the best hits read on and an answer of five stays near 1,500 tokens.
+
+The text replaces the hit's ``content`` (its ``summary`` goes: the passage says it);
+``passage_chunks`` lists the chunks it is made of, in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..db import Database
+from ..graph.guards import Caller, node_guard
+from .collapse import PATH_SEPARATOR, DocumentHit
+from .hits import Hit
+
+PASSAGE_CHARS = 950  # what one document hit shows, on average over an answer's document hits
+PASSAGE_MAX = 1_500  # the most one hit shows (a chunk is at most this long by default: one whole chunk)
+PASSAGE_MIN = 500  # the least one hit shows, however many come before it
+NEIGHBOURS = 3  # chunks either side of the passage's own that may fill its budget
+MORE = "[…]"  # where the passage leaves text of its section out
+_SENTENCE_END = re.compile(r"[.!?…:;][\"')\]]*(?=\s)|\n")
+
+
+def heading_path(props: dict[str, Any]) -> str:
+    """The heading path ingest puts in front of a chunk's text (``Title`` or ``Title › Heading``)."""
+    title = str(props.get("documentTitle") or "")
+    heading = str(props.get("sectionTitle") or "")
+    return title if not heading or heading == title else f"{title}{PATH_SEPARATOR}{heading}"
+
+
+def body(props: dict[str, Any]) -> str:
+    """A chunk's own text, without the heading path line(s) it starts with."""
+    content = str(props.get("content") or "")
+    prefix = heading_path(props)
+    if prefix and content.startswith(prefix):
+        rest = content[len(prefix) :]
+        if rest.startswith("\n\n") or not rest.strip():
+            return rest.strip()
+    return content.strip()
+
+
+def _end_before(text: str, lo: int, hi: int) -> int:
+    """The last sentence end in ``text[lo:hi]`` (else its last space, else ``hi``)."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, lo, hi)]
+    if ends and ends[-1] > lo:
+        return ends[-1]
+    space = text.rfind(" ", lo, hi)
+    return space if space > lo else hi
+
+
+def _start_after(text: str, lo: int, hi: int) -> int:
+    """The first sentence start in ``text[lo:hi]`` (``hi`` when none starts there)."""
+    found = _SENTENCE_END.search(text, lo, hi)
+    return found.end() if found else hi
+
+
+def assemble(chunks: Sequence[tuple[str, str]], at: int, budget: int) -> tuple[str, list[str], int]:
+    """The passage around ``chunks[at]`` (``(nodeId, text)`` of one section, in order) in at most
+    ``budget`` characters: that chunk, then the text after it, then the text before it, each cut
+    at a sentence boundary; a chunk longer than the budget is cut at its last sentence end inside
+    it. ``[…]`` marks each side where the section goes on. Returns the text, the chunks it draws
+    on, in order, and how many characters of the chunks read it leaves out."""
+    bodies = [text for _, text in chunks]
+    text = " ".join(bodies)
+    starts = [sum(len(b) + 1 for b in bodies[:i]) for i in range(len(bodies))]
+    lo, hi = starts[at], starts[at] + len(bodies[at])
+    if hi - lo > budget:
+        hi = _end_before(text, lo, lo + budget + 1)
+    else:
+        if hi < len(text):
+            end = min(len(text), hi + budget - (hi - lo))
+            hi = end if end == len(text) else _end_before(text, hi, end + 1)
+        room = budget - (hi - lo)
+        if room > 1 and lo > 0:
+            lo = _start_after(text, max(0, lo - room), lo) if lo - room > 0 else 0
+    used = [
+        node_id for (node_id, body), start in zip(chunks, starts, strict=True) if start < hi and start + len(body) > lo
+    ]
+    shown = text[lo:hi].strip()
+    marked = (f"{MORE} " if lo > 0 else "") + shown + (f" {MORE}" if hi < len(text) else "")
+    return marked, used, len(text) - len(shown)
+
+
+def budgets(needs: Sequence[int], mean: int = PASSAGE_CHARS) -> list[int]:
+    """Each document hit's passage budget, in rank order: what it needs, up to PASSAGE_MAX, out of
+    ``mean`` times their number, keeping at least PASSAGE_MIN for every hit after it (the best
+    hits read on; the answer stays about ``mean`` characters a hit)."""
+    left = mean * len(needs)
+    out = []
+    for i, need in enumerate(needs):
+        keep = PASSAGE_MIN * (len(needs) - i - 1)
+        give = max(PASSAGE_MIN, min(need, PASSAGE_MAX, left - keep))
+        out.append(give)
+        left -= give
+    return out
+
+
+def attach_passages(
+    db: Database,
+    caller: Caller,
+    hits: Sequence[Hit],
+    vector: Sequence[float] | None,
+    mean: int = PASSAGE_CHARS,
+) -> None:
+    """Give each document hit its best-matching passage (see the module's description)."""
+    docs = [h for h in hits if isinstance(h, DocumentHit) and h.attachment_id]
+    if not docs:
+        return
+    chosen = _best_chunks(db, caller, [h for h in docs if "Chunk" not in h.labels], vector)
+    anchors = {id(h): (h.node_id if "Chunk" in h.labels else chosen.get(id(h))) for h in docs}
+    sections = _sections(db, caller, sorted({a for a in anchors.values() if a}))
+    found = [(hit, sections[anchors[id(hit)] or ""]) for hit in docs if anchors[id(hit)] in sections]
+    needs = [sum(len(body(p)) + 1 for _, p in chunks) for _, chunks in found]
+    for (hit, chunks), budget in zip(found, budgets(needs, mean), strict=True):
+        anchor = anchors[id(hit)]
+        at = next(i for i, (node_id, _props) in enumerate(chunks) if node_id == anchor)
+        text, used, left = assemble([(n, body(p)) for n, p in chunks], at, budget)
+        own = chunks[at][1]
+        if "Chunk" not in hit.labels:  # the passage node stands for the hit: its id, labels and properties
+            hit.folded = [m for m in [_as_member(hit), *hit.folded] if m.node_id != anchor]
+            hit.node_id, hit.labels, hit.properties = anchor or hit.node_id, ["Chunk"], dict(own)
+        hit.properties = {k: v for k, v in hit.properties.items() if k not in ("summary", "embedding")}
+        hit.properties["content"] = text
+        hit.path = heading_path(own) or hit.path
+        hit.passage_chunks = used
+        hit.passage_cut = left
+
+
+def _as_member(hit: DocumentHit) -> Hit:
+    """The document hit's own node (a KnowledgeDocument or Section), kept among its folded members."""
+    return Hit(node_id=hit.node_id, labels=list(hit.labels), score=hit.score, properties=dict(hit.properties))
+
+
+def _best_chunks(
+    db: Database, caller: Caller, hits: Sequence[DocumentHit], vector: Sequence[float] | None
+) -> dict[int, str]:
+    """For each hit found by its document or a section: the id of its chunk closest to ``vector``."""
+    if not hits:
+        return {}
+    targets = [
+        {"key": i, "attachment": h.attachment_id, "section": h.node_id if "Section" in h.labels else None}
+        for i, h in enumerate(hits)
+    ]
+    guard = node_guard(caller, "c")
+    rows = db.read(
+        f"""
+        UNWIND $targets AS t
+        MATCH (c:Chunk) WHERE c.attachmentId = t.attachment AND {guard.clause}
+          AND (t.section IS NULL OR EXISTS {{ MATCH (:Section {{nodeId: t.section}})-[:HAS_CHUNK]->(c) }})
+        WITH t, c, CASE WHEN $v IS NOT NULL AND c.embedding IS NOT NULL AND size(c.embedding) = size($v)
+                        THEN vector.similarity.cosine(c.embedding, $v) ELSE 0.0 END AS closeness
+        ORDER BY t.key, closeness DESC, c.position
+        WITH t, collect(c.nodeId)[0] AS best
+        RETURN t.key AS key, best
+        """,
+        targets=targets,
+        v=list(vector) if vector else None,
+        **guard.params,
+    )
+    return {id(hits[row["key"]]): row["best"] for row in rows if row["best"]}
+
+
+def _sections(db: Database, caller: Caller, anchors: Sequence[str]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """For each anchor chunk: the readable chunks of its section around it, in order."""
+    if not anchors:
+        return {}
+    guard = node_guard(caller, "n")
+    rows = db.read(
+        f"""
+        UNWIND $anchors AS anchor
+        MATCH (c:Chunk {{nodeId: anchor}})<-[:HAS_CHUNK]-(s:Section)
+        MATCH (s)-[:HAS_CHUNK]->(n:Chunk)
+        WHERE abs(n.position - c.position) <= $around AND {guard.clause}
+        WITH anchor, n ORDER BY n.position
+        RETURN anchor, collect([n.nodeId, n {{.*, embedding: null}}]) AS chunks
+        """,
+        anchors=list(anchors),
+        around=NEIGHBOURS,
+        **guard.params,
+    )
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for row in rows:
+        chunks = [(str(node_id), {k: v for k, v in props.items() if v is not None}) for node_id, props in row["chunks"]]
+        if any(node_id == row["anchor"] for node_id, _ in chunks):
+            out[row["anchor"]] = chunks
+    return out

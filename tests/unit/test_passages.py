@@ -1,0 +1,55 @@
+"""A document hit's passage: the matched chunk, the text around it within its budget, cut at
+sentence boundaries and marked where the section goes on; budgets spent in rank order."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+from maxy.search.passages import MORE, PASSAGE_MAX, PASSAGE_MIN, assemble, body, budgets
+
+SENTENCE = st.from_regex(r"[A-Z][a-z]{1,9}( [a-z]{1,9}){2,14}[.?!]", fullmatch=True)
+CHUNK = st.lists(SENTENCE, min_size=1, max_size=12).map(" ".join)
+
+
+@given(chunks=st.lists(CHUNK, min_size=1, max_size=7), data=st.data(), budget=st.integers(60, 1600))
+def test_a_passage_holds_its_chunk_fits_its_budget_and_marks_what_it_leaves_out(
+    chunks: list[str], data: st.DataObject, budget: int
+) -> None:
+    at = data.draw(st.integers(0, len(chunks) - 1))
+    named = [(f"c{i}", text) for i, text in enumerate(chunks)]
+    text, used, left = assemble(named, at, budget)
+    inner = text.removeprefix(f"{MORE} ").removesuffix(f" {MORE}")
+    whole = " ".join(chunks)
+    assert len(inner) <= budget
+    assert inner in whole and f"c{at}" in used
+    assert used == [f"c{i}" for i in range(int(used[0][1:]), int(used[-1][1:]) + 1)]  # in order, no gaps
+    if len(chunks[at]) <= budget:
+        assert chunks[at] in inner  # the matched chunk whole
+    else:
+        assert inner and chunks[at].startswith(inner)
+        if re.search(r"[.?!](?= )", chunks[at][:budget]):
+            assert inner[-1] in ".?!"  # cut at the last sentence end inside the budget
+        else:
+            assert chunks[at][len(inner)] == " "  # a sentence longer than the budget: at a word
+    assert text.startswith(MORE) == (not whole.startswith(inner))
+    assert text.endswith(MORE) == (not whole.endswith(inner))
+    assert left == len(whole) - len(inner)
+
+
+@given(needs=st.lists(st.integers(0, 5000), min_size=1, max_size=12))
+def test_budgets_follow_the_ranking_and_keep_the_mean(needs: list[int]) -> None:
+    given_out = budgets(needs, 950)
+    assert all(PASSAGE_MIN <= b <= PASSAGE_MAX for b in given_out)
+    assert sum(given_out) <= max(950, PASSAGE_MIN) * len(needs)
+    first_big = [b for b, n in zip(given_out, needs, strict=True) if n >= PASSAGE_MAX]
+    assert first_big == sorted(first_big, reverse=True)  # an earlier hit never gets less room than a later one
+
+
+def test_the_heading_path_is_not_repeated_in_the_passage() -> None:
+    props = {"documentTitle": "HTTPX", "sectionTitle": "Logging", "content": "HTTPX › Logging\n\nCall basicConfig."}
+    assert body(props) == "Call basicConfig."
+    same = {"documentTitle": "Claims", "sectionTitle": "Claims", "content": "Claims\n\nAll text."}
+    assert body(same) == "All text."
+    assert body({"documentTitle": "A", "content": "Another text."}) == "Another text."
