@@ -9,14 +9,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 from maxy.search.passages import MORE, PASSAGE_MAX, PASSAGE_MIN, assemble, body, budgets
 
-SENTENCE = st.from_regex(r"[A-Z][a-z]{1,9}( [a-z]{1,9}){2,14}[.?!]", fullmatch=True)
-CHUNK = st.lists(SENTENCE, min_size=1, max_size=12).map(" ".join)
+SENTENCE = st.from_regex(r"( [a-z]{1,9}){2,14}[.?!]", fullmatch=True)
+SECTION = st.lists(st.lists(SENTENCE, min_size=1, max_size=12), min_size=1, max_size=7)
 
 
-@given(chunks=st.lists(CHUNK, min_size=1, max_size=7), data=st.data(), budget=st.integers(60, 1600))
+def _numbered(section: list[list[str]]) -> list[str]:
+    """Chunks of sentences, each sentence starting with its own number (no text repeats)."""
+    n = iter(range(10_000))
+    return [" ".join(f"S{next(n)}{sentence}" for sentence in chunk) for chunk in section]
+
+
+@given(section=SECTION, data=st.data(), budget=st.integers(60, 2200))
 def test_a_passage_holds_its_chunk_fits_its_budget_and_marks_what_it_leaves_out(
-    chunks: list[str], data: st.DataObject, budget: int
+    section: list[list[str]], data: st.DataObject, budget: int
 ) -> None:
+    chunks = _numbered(section)
     at = data.draw(st.integers(0, len(chunks) - 1))
     named = [(f"c{i}", text) for i, text in enumerate(chunks)]
     text, used, left = assemble(named, at, budget)
@@ -33,6 +40,11 @@ def test_a_passage_holds_its_chunk_fits_its_budget_and_marks_what_it_leaves_out(
             assert inner[-1] in ".?!"  # cut at the last sentence end inside the budget
         else:
             assert chunks[at][len(inner)] == " "  # a sentence longer than the budget: at a word
+    anchor_end = len(" ".join(chunks[: at + 1]))
+    if len(chunks[at]) <= budget and anchor_end <= budget:
+        assert whole.startswith(inner)  # the section's start is within reach: read from it
+    elif len(chunks[at]) <= budget and len(whole) - (anchor_end - len(chunks[at])) <= budget:
+        assert whole.endswith(inner)  # its end is: read to it
     assert text.startswith(MORE) == (not whole.startswith(inner))
     assert text.endswith(MORE) == (not whole.endswith(inner))
     assert left == len(whole) - len(inner)

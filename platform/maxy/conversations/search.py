@@ -61,7 +61,7 @@ def search_messages(
     given, to one session and to messages sent in [after, before). Rows: messageId, nodeId, role, content, timestamp, sessionId,
     speaker, score, relevance, mode. ``config`` defaults to the message-search preset; keyword
     subscriptions never apply to messages. ``min_relevance`` as in ``SearchRequest``."""
-    from ..search import MESSAGE_SEARCH, SearchRequest, hybrid
+    from ..search import MESSAGE_SEARCH, SearchRequest, hybrid, relevance
 
     started = time.perf_counter()
     text, limit, sid = _validate(query, limit, session_id)
@@ -73,12 +73,15 @@ def search_messages(
         session_id=sid,
         after=after,
         before=before,
-        min_relevance=min_relevance,
+        min_relevance=relevance.pipeline_floor(min_relevance),
     )
     response = hybrid(db, caller, request, embedder, (config or MESSAGE_SEARCH).with_(keywords=()))
-    rows = MessageRows(_row(h, response.mode) for h in response.hits)
-    if response.nearest_miss is not None:
-        rows.nearest_miss = _row(response.nearest_miss, response.mode)
+    hits, nearest_miss = relevance.answer(
+        response.hits, response.nearest_miss, getattr(embedder, "name", None), min_relevance
+    )
+    rows = MessageRows(_row(h, response.mode) for h in hits)
+    if nearest_miss is not None:
+        rows.nearest_miss = _row(nearest_miss, response.mode)
     _fill_sessions(db, caller, [*rows, *([rows.nearest_miss] if rows.nearest_miss else [])])
     log_line(
         "conversation-search",

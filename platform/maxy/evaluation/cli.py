@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
 
 def _register_relevance(eval_app: typer.Typer) -> None:
     """``maxy eval calibrate`` and ``maxy eval relevance``."""
-    from ..cli import emit_json, err, friendly, out
+    from ..cli import emit_json, err, friendly
 
     @eval_app.command("calibrate")
     @friendly
@@ -190,24 +190,27 @@ def _register_relevance(eval_app: typer.Typer) -> None:
         from importlib import resources
 
         from .relevance import fit, halves, measure, write_calibration
+        from .reliability import cross_validated, fit_answers
 
         asked, model = _ask(scifact, locomo)
         calibration = fit(asked, model)
-        report = {**calibration.to_json(), "model": model, "measured": measure(asked, calibration)}
+        answer = fit_answers(asked, calibration)
+        report = {
+            **calibration.to_json(),
+            "model": model,
+            "measured": measure(asked, calibration),
+            "answer": answer.to_json(),
+            "reliability": cross_validated(asked, calibration),
+        }
         if halves_:
             report["halves"] = halves(asked, model, halves_)
         if write:
             path = Path(str(resources.files("maxy").joinpath("resources", "relevance.json")))
-            report["written"] = str(write_calibration(calibration, path))
+            report["written"] = str(write_calibration(calibration, path, answer))
         if json_out:
             emit_json(report)
             return
-        out.print(f"model {model}: cut {calibration.cut:.2f}, bias {calibration.bias:.3f}")
-        for name, weight in zip(report["features"], calibration.weights, strict=True):
-            out.print(f"  {name:18} {weight:8.3f}")
-        print_relevance(report["measured"])
-        for draw, held_out in enumerate(report.get("halves", []), start=1):
-            out.print(f"held-out half {draw}: {_half_line(held_out)}")
+        print_calibration(report)
         if write:
             err.print(f"written to {report['written']}")
 
@@ -219,20 +222,27 @@ def _register_relevance(eval_app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """How often the first relevant hit clears the relevance cut, how often a query nothing
-        answers gets "no relevant results", and what the cut costs nDCG@10 and Recall@10."""
+        answers gets "no relevant results", what the cut costs nDCG@10 and Recall@10, and the
+        reliability table of the relevance answers show (with its expected calibration error)."""
         from ..errors import ConfigError
-        from ..search.relevance import calibration_for
+        from ..search.relevance import calibration_for, shipped_answers
         from .relevance import measure
+        from .reliability import reliability
 
         asked, model = _ask(scifact, locomo)
         calibration = calibration_for(model)
         if calibration is None:
             raise ConfigError(f"no relevance calibration for {model}: run maxy eval calibrate SCIFACT LOCOMO --write")
         report = measure(asked, calibration)
+        answer = shipped_answers().get(model)
+        if answer is not None:
+            report["reliability"] = reliability(asked, calibration, answer)
         if json_out:
             emit_json(report)
             return
         print_relevance(report)
+        if "reliability" in report:
+            print_reliability(report["reliability"], "the shipped answer calibration")
 
     def _ask(scifact: Path, locomo: Path) -> tuple[list, str]:
         from ..config import load_settings
@@ -298,3 +308,32 @@ def print_relevance(report: dict) -> None:
     for split, f in report["noise"].items():
         kinds = ", ".join(f"{k} {100 * v:.1f}%" for k, v in f["by_kind"].items())
         out.print(f"  {split:15} {f['queries']:8}  {100 * f['no_relevant_results']:6.1f}%               {kinds}")
+
+
+def print_reliability(report: dict, how: str) -> None:
+    """The reliability table of the relevance answers show: per bin, the hits, the mean shown,
+    the share relevant; the expected calibration error over all and per split."""
+    from ..cli import out
+
+    per_split = ", ".join(f"{k} {v['ece']:.3f}" for k, v in report.items() if k not in ("all", "folds"))
+    out.print(
+        f"relevance shown in answers ({how}): ECE {report['all']['ece']:.3f} over {report['all']['hits']} hits ({per_split})"
+    )
+    if "folds" in report:
+        out.print("  ECE per fold: " + ", ".join(f"{e:.3f}" for e in report["folds"]))
+    out.print("  bin        hits   shown  relevant")
+    for row in report["all"]["rows"]:
+        out.print(f"  {row['bin']}  {row['hits']:7}   {row['shown']:.3f}  {row['relevant']:.3f}")
+
+
+def print_calibration(report: dict) -> None:
+    """What ``maxy eval calibrate`` fitted and measured."""
+    from ..cli import out
+
+    out.print(f"model {report['model']}: cut {report['cut']:.2f}, bias {report['bias']:.3f}")
+    for name, weight in zip(report["features"], report["weights"], strict=True):
+        out.print(f"  {name:18} {weight:8.3f}")
+    print_relevance(report["measured"])
+    print_reliability(report["reliability"], "held out, 5 folds")
+    for draw, held_out in enumerate(report.get("halves", []), start=1):
+        out.print(f"held-out half {draw}: {_half_line(held_out)}")

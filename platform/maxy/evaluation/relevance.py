@@ -31,7 +31,15 @@ from ..graph.write import GraphWriter
 from ..logs import log_line
 from ..search import BASELINE, MESSAGE_SEARCH, SearchRequest, hybrid
 from ..search.hits import Hit
-from ..search.relevance import FEATURES, Calibration, blank_cosine, content_words, features
+from ..search.relevance import (
+    ANSWER_KEY,
+    FEATURES,
+    AnswerCalibration,
+    Calibration,
+    blank_cosine,
+    content_words,
+    features,
+)
 from . import beir, conversations, memory, noise
 from .metrics import ndcg_at_k, recall_at_k
 
@@ -343,9 +351,12 @@ def _mean(values: Any) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def write_calibration(calibration: Calibration, path: Path) -> Path:
-    """Add (or replace) the model's entry of a calibration file."""
+def write_calibration(calibration: Calibration, path: Path, answer: AnswerCalibration | None = None) -> Path:
+    """Add (or replace) the model's entry of a calibration file (with its answer calibration)."""
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"models": {}}
-    data.setdefault("models", {})[calibration.model] = calibration.to_json()
+    entry = calibration.to_json()
+    if answer is not None:
+        entry[ANSWER_KEY] = answer.to_json()
+    data.setdefault("models", {})[calibration.model] = entry
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path

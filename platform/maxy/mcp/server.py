@@ -512,9 +512,9 @@ def _headers(context: Any) -> Mapping[str, str] | None:
 
 
 _RELEVANCE = """\
-Each search hit carries `relevance` in [0, 1], the same scale for every query (0.5 is the \
-default cut: below it a hit is more likely noise than an answer). When no hit clears it the \
-answer is "No relevant results" with the nearest miss."""
+Each search hit carries `relevance`: the probability, from 0 to 1, that it is relevant to the \
+query (of hits shown 0.6, about six in ten are), never higher than the hit above it. When \
+nothing is close the answer is "No relevant results" with the nearest miss."""
 
 _PINS = """\
 This server acts for one account and may be pinned to scopes, an agent, a session and a task \

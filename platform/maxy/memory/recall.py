@@ -61,8 +61,9 @@ def distinct(
     left fewer and the pipeline had more), folded, then cut to ``limit``."""
     wanted = request.validated()  # bad input is refused here, naming the field, as the pipeline would
     depth = min(MAX_LIMIT, max(wanted.limit * FOLD_DEPTH, wanted.limit + 10))
+    floor = relevance.pipeline_floor(wanted.min_relevance)
     while True:
-        response = hybrid(db, caller, dataclasses.replace(wanted, limit=depth), embedder, config)
+        response = hybrid(db, caller, dataclasses.replace(wanted, limit=depth, min_relevance=floor), embedder, config)
         folded = collapse_documents(response.hits)
         if len(folded) >= wanted.limit or len(response.hits) < depth or depth >= MAX_LIMIT:
             break
@@ -77,6 +78,10 @@ def distinct(
             kept, nearest_miss = relevance.gate(response.hits, calibration.cut)
             if not kept:
                 response.hits, response.nearest_miss = [], nearest_miss
+    model = getattr(embedder, "name", None)
+    response.hits, response.nearest_miss = relevance.answer(
+        response.hits, response.nearest_miss, model, wanted.min_relevance
+    )
     return response
 
 

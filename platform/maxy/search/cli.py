@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         from ..accounts import validate_account_id_env
         from ..config import load_settings
         from ..db import Database
-        from . import SearchConfig, SearchRequest, hybrid
+        from . import SearchConfig, SearchRequest, hybrid, relevance
         from .format import project, render, search_json
 
         settings = load_settings()
@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
             fields=tuple(field_list) if field_list is not None else None,
             expand_hops=expand_hops,
             retrieval_class=retrieval_class,
-            min_relevance=min_relevance,
+            min_relevance=relevance.pipeline_floor(min_relevance),
         )
         config = SearchConfig.from_settings(settings)
         if fusion is not None:
@@ -62,6 +62,9 @@ def register(app: typer.Typer) -> None:
         embedder = _embedder_or_none(settings, err)
         with Database(settings) as db:
             response = hybrid(db, caller, request, embedder, config)
+        response.hits, response.nearest_miss = relevance.answer(
+            response.hits, response.nearest_miss, getattr(embedder, "name", None), min_relevance
+        )
         warnings = list(response.warnings) + _absent_fields(response.hits, request.fields)
         project(response.hits, request.fields, caller.account_id)
         if json_out:

@@ -30,9 +30,9 @@ from ..graph.guards import Caller, node_guard
 from .collapse import PATH_SEPARATOR, DocumentHit
 from .hits import Hit
 
-PASSAGE_CHARS = 950  # what one document hit shows, on average over an answer's document hits
-PASSAGE_MAX = 1_500  # the most one hit shows (a chunk is at most this long by default: one whole chunk)
-PASSAGE_MIN = 500  # the least one hit shows, however many come before it
+PASSAGE_CHARS = 1_000  # what one document hit shows, on average over an answer's document hits
+PASSAGE_MAX = 2_000  # the most one hit shows (a chunk is at most 1,500 characters by default)
+PASSAGE_MIN = 650  # the least one hit shows, however many come before it
 NEIGHBOURS = 3  # chunks either side of the passage's own that may fill its budget
 MORE = "[…]"  # where the passage leaves text of its section out
 _SENTENCE_END = re.compile(r"[.!?…:;][\"')\]]*(?=\s)|\n")
@@ -57,8 +57,9 @@ def body(props: dict[str, Any]) -> str:
 
 
 def _end_before(text: str, lo: int, hi: int) -> int:
-    """The last sentence end in ``text[lo:hi]`` (else its last space, else ``hi``)."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, lo, hi)]
+    """The last sentence end in ``text[lo:hi]`` (else its last space, else ``hi``): a position
+    ``p`` with ``lo < p <= hi``."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, lo, min(len(text), hi + 1)) if m.end() <= hi]
     if ends and ends[-1] > lo:
         return ends[-1]
     space = text.rfind(" ", lo, hi)
@@ -73,23 +74,28 @@ def _start_after(text: str, lo: int, hi: int) -> int:
 
 def assemble(chunks: Sequence[tuple[str, str]], at: int, budget: int) -> tuple[str, list[str], int]:
     """The passage around ``chunks[at]`` (``(nodeId, text)`` of one section, in order) in at most
-    ``budget`` characters: that chunk, then the text after it, then the text before it, each cut
-    at a sentence boundary; a chunk longer than the budget is cut at its last sentence end inside
-    it. ``[…]`` marks each side where the section goes on. Returns the text, the chunks it draws
+    ``budget`` characters: the whole section when it fits; else from the section's start when the
+    chunk ends within the budget of it, or to its end when the chunk starts within the budget of
+    it; else the chunk, then the text after it, then the text before it; each edge at a sentence
+    boundary. A chunk longer than the budget is cut at its last sentence end inside it. ``[…]`` marks each side where the section goes on. Returns the text, the chunks it draws
     on, in order, and how many characters of the chunks read it leaves out."""
     bodies = [text for _, text in chunks]
     text = " ".join(bodies)
     starts = [sum(len(b) + 1 for b in bodies[:i]) for i in range(len(bodies))]
     lo, hi = starts[at], starts[at] + len(bodies[at])
-    if hi - lo > budget:
-        hi = _end_before(text, lo, lo + budget + 1)
-    else:
-        if hi < len(text):
-            end = min(len(text), hi + budget - (hi - lo))
-            hi = end if end == len(text) else _end_before(text, hi, end + 1)
+    if len(text) <= budget:
+        lo, hi = 0, len(text)
+    elif hi - lo > budget:
+        hi = _end_before(text, lo, lo + budget)
+    elif hi <= budget:  # the section's start is within reach: read from it
+        lo, hi = 0, _end_before(text, hi, budget)
+    elif len(text) - lo <= budget:  # its end is: read to it
+        lo, hi = _start_after(text, len(text) - budget, lo), len(text)
+    else:  # the chunk, the text after it, then the text before it
+        hi = _end_before(text, hi, lo + budget)
         room = budget - (hi - lo)
-        if room > 1 and lo > 0:
-            lo = _start_after(text, max(0, lo - room), lo) if lo - room > 0 else 0
+        if room > 1:
+            lo = _start_after(text, lo - room, lo)
     used = [
         node_id for (node_id, body), start in zip(chunks, starts, strict=True) if start < hi and start + len(body) > lo
     ]

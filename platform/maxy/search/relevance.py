@@ -21,6 +21,12 @@ default cut is a gate: when no hit clears it, the search answers with no hits an
 them as the nearest miss; when one does, every hit stays (a relevant second or third hit often
 scores lower than the first, and dropping it would cost recall). A caller's own minimum
 relevance drops each hit below it.
+
+What an answer shows is a second reading (:class:`AnswerCalibration`, :func:`shown`): how likely
+each hit of that answer is relevant, from its own reading, the answer's best one, its rank and
+its score against the first hit's, fitted on every hit of the development answers (``maxy eval
+calibrate``; ``maxy eval relevance`` prints its reliability table), and never higher than the
+hit ranked above it. The gate reads the first reading; the hits, and a caller's minimum, the shown one.
 """
 
 from __future__ import annotations
@@ -205,3 +211,108 @@ def at_least(hits: list[Hit], minimum: float) -> tuple[list[Hit], Hit | None]:
         return hits, None
     kept = [h for h in hits if (h.relevance or 0.0) >= minimum]
     return kept, None if kept else max(hits, key=lambda h: h.relevance or 0.0)
+
+
+# ---------------------------------------------------------------------------------------
+ANSWER_FEATURES = ("logit", "top_logit", "rank", "score_ratio")
+ANSWER_KEY = "answer"  # a model's entry in relevance.json that holds its AnswerCalibration
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1.0 - 1e-6)
+    return math.log(p / (1.0 - p))
+
+
+def answer_signals(readings: Sequence[float], scores: Sequence[float]) -> list[tuple[float, ...]]:
+    """The signals of each hit of one answer, best first, in the order of ``ANSWER_FEATURES``:
+    its reading's log-odds, the answer's highest, ``log(1 + rank)`` (rank 0 first), and its score
+    over the first hit's."""
+    logits = [_logit(r) for r in readings]
+    top = max(logits, default=0.0)
+    first = scores[0] if scores and scores[0] > 0 else 0.0
+    return [
+        (z, top, math.log1p(i), (s / first) if first else 0.0)
+        for i, (z, s) in enumerate(zip(logits, scores, strict=True))
+    ]
+
+
+def monotone(values: Sequence[float]) -> list[float]:
+    """Each value no higher than the one before it (a hit never reads more relevant than the hit
+    ranked above it)."""
+    out: list[float] = []
+    for v in values:
+        out.append(min(v, out[-1]) if out else v)
+    return out
+
+
+@dataclass(frozen=True)
+class AnswerCalibration:
+    """A logistic model over ``ANSWER_FEATURES``: how likely a hit of one answer is relevant."""
+
+    model: str
+    weights: tuple[float, ...]
+    bias: float
+
+    def probabilities(self, readings: Sequence[float], scores: Sequence[float]) -> list[float]:
+        """Each hit's probability, monotone down the answer."""
+        raw = []
+        for x in answer_signals(readings, scores):
+            z = self.bias + sum(w * v for w, v in zip(self.weights, x, strict=True))
+            raw.append(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))))
+        return monotone(raw)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": list(ANSWER_FEATURES),
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": round(self.bias, 6),
+        }
+
+    @classmethod
+    def from_json(cls, model: str, data: Mapping[str, Any]) -> AnswerCalibration:
+        if list(data.get("features") or []) != list(ANSWER_FEATURES):
+            raise ValidationError(
+                CALIBRATION_FILE, f"{model}.{ANSWER_KEY}: features must be {', '.join(ANSWER_FEATURES)}"
+            )
+        return cls(model, tuple(float(w) for w in data["weights"]), float(data["bias"]))
+
+
+@cache
+def shipped_answers() -> dict[str, AnswerCalibration]:
+    """The answer calibrations that come with Maxy, by embedding model name."""
+    text = resources.files("maxy").joinpath("resources", CALIBRATION_FILE).read_text(encoding="utf-8")
+    models = json.loads(text)["models"]
+    return {m: AnswerCalibration.from_json(m, d[ANSWER_KEY]) for m, d in models.items() if ANSWER_KEY in d}
+
+
+def shown(hits: Sequence[Hit], model: str | None) -> None:
+    """Replace each hit's reading with what the answer shows: its calibrated probability of
+    being relevant within this answer (``hits``, best first), never above the hit before it.
+    Hits without a reading, or a model without an answer calibration, are left as they are."""
+    answer = shipped_answers().get(model) if model else None
+    if answer is None or not hits or any(h.relevance is None for h in hits):
+        return
+    readings = [float(h.relevance or 0.0) for h in hits]
+    for hit, p in zip(hits, answer.probabilities(readings, [h.score for h in hits]), strict=True):
+        hit.relevance = round(p, 4)
+
+
+def pipeline_floor(minimum: float | None) -> float | None:
+    """The minimum to hand the pipeline for a caller's ``minimum``: a positive one applies to the
+    shown relevance (:func:`answer`), so the pipeline keeps every hit (0); None (the gate) and 0
+    pass through."""
+    return 0.0 if minimum is not None and minimum > 0 else minimum
+
+
+def answer(
+    hits: list[Hit], nearest_miss: Hit | None, model: str | None, minimum: float | None
+) -> tuple[list[Hit], Hit | None]:
+    """The hits (and nearest miss) as an answer shows them (:func:`shown`), then a caller's
+    positive ``minimum`` applied to that shown relevance."""
+    shown(hits, model)
+    if nearest_miss is not None:
+        shown([nearest_miss], model)
+    if minimum is not None and minimum > 0:
+        kept, miss = at_least(hits, minimum)
+        return kept, miss or nearest_miss
+    return hits, nearest_miss

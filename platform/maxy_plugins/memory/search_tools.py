@@ -163,8 +163,8 @@ def memory_search(
     minRelevance: Annotated[
         float | None,
         Field(
-            description="Keep only hits at least this relevant, from 0 to 1 (0 keeps every hit). Omitted: the "
-            "default cut, which answers no hits and the nearest miss when none clears it.",
+            description="Keep only hits whose relevance is at least this, from 0 to 1 (0 keeps every hit). "
+            "Omitted: every hit, or none and the nearest miss when nothing is close.",
             ge=0,
             le=1,
         ),
