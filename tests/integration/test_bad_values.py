@@ -199,7 +199,7 @@ OPTIONS: dict[tuple[str, str], tuple[list[str], int]] = {
     ("serve", "--host"): (["--host", NL], 2),
     ("serve", "--port"): (["--port", "99999"], 2),
     ("serve", "--module"): (["--module", "no_such_module_here"], 2),
-    ("serve", "--profile"): (["--profile", "tasks,"+"x" * 70], 2),
+    ("serve", "--profile"): (["--profile", "tasks," + "x" * 70], 2),
     ("specialists check", "--module"): (["--module", "no_such_module_here"], 2),
     ("specialists tools", "--module"): (["librarian", "--module", "no_such_module_here"], 2),
     ("sites host add", "--account"): (["a.example.com", "--account", UNKNOWN_ACCOUNT], 2),

@@ -62,9 +62,10 @@ def test_memory_search_collapses_a_documents_levels_and_hides_bookkeeping(settin
     assert re.fullmatch(r"\[Chunk\] \(id: kchk-\w+\) \(relevance: \d\.\d{2}\)", lines[0]), lines[0]
     assert lines[1] == "  path: Boiler handbook › Servicing"
     assert lines[2] == "  source: boiler.md"  # a file ingested on its own: its name
-    assert lines[3].startswith("  also matched: ") and "KnowledgeDocument" in lines[3]
-    passage = next(h for h in levels if "Chunk" in h.labels).properties["content"]
-    assert passage.startswith("Boiler handbook › Servicing") and "  content: " + passage.replace("\n", "\n    ") in text
+    chunk = next(h for h in levels if "Chunk" in h.labels).properties["content"]
+    assert chunk.startswith("Boiler handbook › Servicing\n\n")  # the heading path, stored for the index
+    passage = chunk.removeprefix("Boiler handbook › Servicing\n\n")
+    assert lines[3].startswith("  content: ") and passage.replace("\n", "\n    ") in text  # said once, by path
     for key in ("createdAt", "updatedAt", "createdBy", "contentHash", "nodeId:", "attachmentId", "position"):
         assert key not in text, f"{key} in the default text"
 

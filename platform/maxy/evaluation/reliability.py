@@ -55,15 +55,15 @@ def fit_answers(asked: Sequence[Asked], gate: Calibration, *, l2: float = 1e-3) 
             weights.extend([1.0 / max(hits, 1)] * len(y))
     if not xs or not any(ys) or all(ys):
         raise ValueError("the answer calibration needs relevant and other hits")
-    x = np.hstack([np.array(xs, dtype=float), np.ones((len(xs), 1))])
-    y = np.array(ys, dtype=float)
+    design = np.hstack([np.array(xs, dtype=float), np.ones((len(xs), 1))])
+    target = np.array(ys, dtype=float)
     w_obs = np.array(weights) * len(weights) / sum(weights)
     penalty = l2 * np.r_[np.ones(len(ANSWER_FEATURES)), 0.0]
-    w = np.zeros(x.shape[1])
+    w = np.zeros(design.shape[1])
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-x @ w))
-        grad = x.T @ ((p - y) * w_obs) / len(y) + penalty * w
-        hess = (x * (p * (1 - p) * w_obs)[:, None]).T @ x / len(y) + np.diag(penalty + 1e-9)
+        p = 1.0 / (1.0 + np.exp(-design @ w))
+        grad = design.T @ ((p - target) * w_obs) / len(target) + penalty * w
+        hess = (design * (p * (1 - p) * w_obs)[:, None]).T @ design / len(target) + np.diag(penalty + 1e-9)
         step = np.linalg.solve(hess, grad)
         w = w - step
         if float(np.abs(step).max()) < 1e-10:
