@@ -94,7 +94,7 @@ def test_manifests_list_exactly_the_registered_tools_with_matching_annotations()
         specs = {s.name: s for s in tools_of(f"maxy_plugins.{plugin}")}
         assert set(front["tools"]) == set(specs), plugin
         for name, flags in front["tools"].items():
-            assert set(flags) == {"eager", "adminAllowlist", "publicAllowlist", "readOnly", "destructive"}
+            assert set(flags) - {"profile"} == {"eager", "adminAllowlist", "publicAllowlist", "readOnly", "destructive"}
             assert flags["readOnly"] == specs[name].read_only and flags["destructive"] == specs[name].destructive
             assert not (flags["publicAllowlist"] and not flags["readOnly"]), f"{name}: public tools are read-only"
             assert specs[name].description

@@ -299,9 +299,9 @@ def shown(hits: Sequence[Hit], model: str | None) -> None:
 
 def pipeline_floor(minimum: float | None) -> float | None:
     """The minimum to hand the pipeline for a caller's ``minimum``: a positive one applies to the
-    shown relevance (:func:`answer`), so the pipeline keeps every hit (0); None (the gate) and 0
-    pass through."""
-    return 0.0 if minimum is not None and minimum > 0 else minimum
+    shown relevance (:func:`answer`), so the pipeline keeps every hit (0); None (the gate), 0 and
+    a value out of range pass through (the request refuses the last, naming the field)."""
+    return 0.0 if minimum is not None and 0.0 < minimum <= 1.0 else minimum
 
 
 def answer(

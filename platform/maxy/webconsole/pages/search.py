@@ -85,6 +85,8 @@ def _hit(hit: Any) -> dict[str, Any]:
         "properties": hit.properties,
         "relevance": hit.relevance,
         "score": hit.score,
+        "path": getattr(hit, "path", ""),  # a document hit's: Document title › Section heading
+        "source": getattr(hit, "source", ""),  # and the file it came from
         "explain": hit.explain(),
         "related": [
             {"type": r.rel_type, "direction": r.direction, "labels": r.labels, "properties": r.properties}
