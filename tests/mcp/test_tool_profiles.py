@@ -20,6 +20,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.local_http import serve_app
+from tests.mcp.test_one_server_config import _generate
 from tests.plugins_fixture.helpers import REPO, child_env, text
 
 DAILY = {
@@ -41,16 +42,8 @@ TOOLS_LIST_BUDGET = 8_000  # tokens (characters / 4) of the default tools/list
 
 
 def _config(data_root: Path, account_id: str, out: Path, *extra: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "maxy", "mcp", "config", "--out", str(out), *extra],
-        capture_output=True,
-        text=True,
-        env=child_env(data_root, ACCOUNT_ID=account_id),
-        cwd=str(REPO),
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    (entry,) = json.loads(out.read_text())["mcpServers"].values()
+    """The one server entry ``maxy mcp config`` writes."""
+    (entry,) = _generate(data_root, account_id, out, *extra)["mcpServers"].values()
     return entry
 
 

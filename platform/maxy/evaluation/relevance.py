@@ -41,6 +41,7 @@ from ..search.relevance import (
     features,
 )
 from . import beir, conversations, memory, noise
+from .logistic import newton
 from .metrics import ndcg_at_k, recall_at_k
 
 SPLITS = ("scifact", "memory", "messages")
@@ -200,15 +201,7 @@ def fit(asked: Sequence[Asked], model: str, *, l2: float = 1e-3) -> Calibration:
         y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
         weight = np.where(y > 0, len(y) / (2 * len(pos)), neg_weight * len(y) / (2 * len(neg)))
         penalty = l2 * np.r_[np.ones(len(FEATURES)), 0.0]
-        for _ in range(50):
-            p = 1.0 / (1.0 + np.exp(-x @ w))
-            grad = x.T @ ((p - y) * weight) / len(y) + penalty * w
-            hess = (x * (p * (1 - p) * weight)[:, None]).T @ x / len(y) + np.diag(penalty + 1e-9)
-            step = np.linalg.solve(hess, grad)
-            w = w - step
-            if float(np.abs(step).max()) < 1e-10:
-                break
-        return w
+        return newton(x, y, weight, penalty, w, 50)
 
     development = [a for a in asked if not a.split.startswith("noise")]
     noise_queries = [a for a in asked if a.split.startswith("noise") and a.signals]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..search.relevance import ANSWER_FEATURES, AnswerCalibration, Calibration, answer_signals
+from .logistic import newton
 from .relevance import SPLITS, TOP, Asked
 
 BINS = 10
@@ -59,15 +60,7 @@ def fit_answers(asked: Sequence[Asked], gate: Calibration, *, l2: float = 1e-3) 
     target = np.array(ys, dtype=float)
     w_obs = np.array(weights) * len(weights) / sum(weights)
     penalty = l2 * np.r_[np.ones(len(ANSWER_FEATURES)), 0.0]
-    w = np.zeros(design.shape[1])
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-design @ w))
-        grad = design.T @ ((p - target) * w_obs) / len(target) + penalty * w
-        hess = (design * (p * (1 - p) * w_obs)[:, None]).T @ design / len(target) + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hess, grad)
-        w = w - step
-        if float(np.abs(step).max()) < 1e-10:
-            break
+    w = newton(design, target, w_obs, penalty, np.zeros(design.shape[1]), 100)
     return AnswerCalibration(gate.model, tuple(float(v) for v in w[:-1]), float(w[-1]))
 
 
