@@ -86,6 +86,15 @@ def test_calibrate_and_measure_on_small_folders(db, embedder, data_root, tmp_pat
         shipped = json.loads(cli.stdout)
         assert shipped["model"] == embedder.name and set(shipped["noise"]) == set(SPLITS)
         assert "[eval:relevance] model=" in cli.stderr
+        assert {"all", *SPLITS} <= set(shipped["reliability"]) and 0 <= shipped["reliability"]["all"]["ece"] <= 1
+        fitted = subprocess.run(
+            [sys.executable, "-m", "maxy", "eval", "calibrate", str(scifact), str(locomo)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, DATA_ROOT=str(data_root)),
+        )
+        assert fitted.returncode == 0 and "Traceback" not in fitted.stderr, fitted.stderr
+        assert "relevance shown in answers (held out, 5 folds): ECE " in fitted.stdout, fitted.stdout
         missing = subprocess.run(
             [sys.executable, "-m", "maxy", "eval", "relevance", str(tmp_path / "nowhere"), str(locomo)],
             capture_output=True,

@@ -190,11 +190,11 @@ def _register_relevance(eval_app: typer.Typer) -> None:
         from importlib import resources
 
         from .relevance import fit, halves, measure, write_calibration
-        from .reliability import cross_validated, fit_answers
+        from .reliability import cross_validated
 
         asked, model = _ask(scifact, locomo)
         calibration = fit(asked, model)
-        answer = fit_answers(asked, calibration)
+        answer = _answers(asked, calibration)
         report = {
             **calibration.to_json(),
             "model": model,
@@ -254,6 +254,17 @@ def _register_relevance(eval_app: typer.Typer) -> None:
             with stage_bar("asking") as progress:
                 asked = ask_all(settings, db, embedder, scifact, locomo, progress=progress)
         return asked, embedder.name
+
+
+def _answers(asked: list, calibration: Any) -> Any:
+    """The answer calibration fitted on ``asked``; too few questions is one line naming the data."""
+    from ..errors import ValidationError
+    from .reliability import fit_answers
+
+    try:
+        return fit_answers(asked, calibration)
+    except ValueError as why:  # no relevant hit, or nothing else: how often a hit is relevant is unknown
+        raise ValidationError("SCIFACT LOCOMO", f"{why}: the development sets are too small") from None
 
 
 def _half_line(report: dict[str, Any]) -> str:

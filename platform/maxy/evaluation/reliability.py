@@ -104,13 +104,17 @@ def reliability(asked: Sequence[Asked], gate: Calibration, answer: AnswerCalibra
 
 def cross_validated(asked: Sequence[Asked], gate: Calibration, folds: int = 5) -> dict[str, Any]:
     """Each fold of questions measured with the model fitted on the other folds: the pooled
-    held-out reliability tables, and each fold's ECE over all splits."""
+    held-out reliability tables, and each fold's ECE over all splits (a fold whose other folds
+    hold no relevant hit, or nothing else, is left out)."""
     development = [a for a in asked if a.split in SPLITS]
     pooled: dict[str, list[tuple[float, int]]] = {split: [] for split in SPLITS}
     per_fold = []
     for k in range(folds):
         held = [a for i, a in enumerate(development) if i % folds == k]
-        fitted = fit_answers([a for i, a in enumerate(development) if i % folds != k], gate)
+        try:
+            fitted = fit_answers([a for i, a in enumerate(development) if i % folds != k], gate)
+        except ValueError:  # too few questions to fit without this fold: it is left out
+            continue
         pairs = shown_pairs(held, gate, fitted)
         per_fold.append(table([p for split in SPLITS for p in pairs[split]])["ece"])
         for split in SPLITS:
