@@ -74,13 +74,18 @@ def serve_app(app: Any) -> Iterator[str]:
         thread.join(timeout=10)
 
 
+def _target(url: str) -> tuple[str, int, str]:
+    """(host, port, path) of ``http://host:port/path``."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+    return host, int(port), "/" + url.split("//", 1)[1].split("/", 1)[1]
+
+
 def raw_post(url: str, key: str, head: str, chunks: list[bytes]) -> tuple[int, dict[str, str], bytes]:
     """A POST to ``url`` written by hand, with the API key as ``x-api-key``: ``head`` holds the
     body's framing headers; the chunks are sent one by one until the server answers (it may
     answer before the body is over). Returns (status, headers, body)."""
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    path = "/" + url.split("//", 1)[1].split("/", 1)[1]
-    with socket.create_connection((host, int(port)), timeout=30) as sock:
+    host, port, path = _target(url)
+    with socket.create_connection((host, port), timeout=30) as sock:
         sock.sendall(
             f"POST {path} HTTP/1.1\r\nHost: {host}\r\nx-api-key: {key}\r\n"
             f"content-type: application/json\r\n{head}Connection: close\r\n\r\n".encode()
@@ -108,9 +113,8 @@ def hang_up_mid_body(url: str, key: str, declared: int, part: bytes, caplog: Any
     line and return every log line seen by then. Asserts no traceback reached the log."""
     import time
 
-    host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
-    path = "/" + url.split("//", 1)[1].split("/", 1)[1]
-    with socket.create_connection((host, int(port)), timeout=10) as sock:
+    host, port, path = _target(url)
+    with socket.create_connection((host, port), timeout=10) as sock:
         sock.sendall(
             f"POST {path} HTTP/1.1\r\nHost: {host}\r\nx-api-key: {key}\r\n"
             f"content-type: application/json\r\nContent-Length: {declared}\r\n\r\n".encode()

@@ -66,11 +66,15 @@ def in_profiles(tool: PluginTool, profiles: Sequence[str]) -> bool:
     return ALL in profiles or any(name in profiles for name in profiles_of(tool))
 
 
+def profile_to_add(tool: PluginTool) -> str:
+    """The profile that would add ``tool`` to a server: the one its manifest names, else its plugin's."""
+    return profiles_of(tool)[-1]
+
+
 def split_tools(tools: Sequence[PluginTool], profiles: Sequence[str]) -> tuple[list[PluginTool], dict[str, str]]:
-    """The tools ``profiles`` serve, and every other one mapped to the profile that would add it
-    (the one its manifest names, else its plugin's)."""
+    """The tools ``profiles`` serve, and every other one mapped to the profile that would add it."""
     served = [t for t in tools if in_profiles(t, profiles)]
-    elsewhere = {t.name: profiles_of(t)[-1] for t in tools if not in_profiles(t, profiles)}
+    elsewhere = {t.name: profile_to_add(t) for t in tools if not in_profiles(t, profiles)}
     return served, elsewhere
 
 

@@ -61,7 +61,7 @@ from ..plugins.manifest import EAGER_META_KEY
 from ..textcheck import check_clean, printable
 from .audit import ToolCallRecord, record_tool_call
 from .audit_retention import finish_prunes
-from .profiles import ALL, in_profiles, not_served, profiles_of, split_tools
+from .profiles import ALL, in_profiles, not_served, profile_to_add, split_tools
 from .schemas import compact
 
 # (plugin name, request headers or None on stdio) -> the pinned ToolContext for this call
@@ -424,14 +424,11 @@ class MaxyMCPServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self.maxy_tools.get(name)
-        if tool is not None and self.request_profiles is not None:
-            profiles = tuple(self.request_profiles(_headers(context)))
-            if not in_profiles(tool, profiles):
-                log_line("mcp", "tool-not-served", tool=name, profile=profiles_of(tool)[-1], served=",".join(profiles))
-                return _error_result(not_served(name, profiles_of(tool)[-1], profiles))
-        if tool is None and name in self.elsewhere:
-            log_line("mcp", "tool-not-served", tool=name, profile=self.elsewhere[name], served=",".join(self.profiles))
-            return _error_result(not_served(name, self.elsewhere[name], self.profiles))
+        refused = self._outside_profiles(name, tool, context)
+        if refused is not None:
+            profile, served = refused
+            log_line("mcp", "tool-not-served", tool=name, profile=profile, served=",".join(served))
+            return _error_result(not_served(name, profile, served))
         if tool is None:
             return await super().call_tool(name, arguments, context)
         started = datetime.now(UTC)
@@ -492,6 +489,16 @@ class MaxyMCPServer(MCPServer):
             )
             await anyio.to_thread.run_sync(record_tool_call, ctx, record)
         return result
+
+    def _outside_profiles(self, name: str, tool: PluginTool | None, context: Any) -> tuple[str, tuple[str, ...]] | None:
+        """(the profile that adds it, the profiles served) for an installed tool this caller is
+        not served: one of another profile than the server's, or than the caller's key's."""
+        if tool is None:
+            return (self.elsewhere[name], self.profiles) if name in self.elsewhere else None
+        if self.request_profiles is None:
+            return None
+        profiles = tuple(self.request_profiles(_headers(context)))
+        return None if in_profiles(tool, profiles) else (profile_to_add(tool), profiles)
 
     def _refuse_unknown(self, name: str, arguments: dict[str, Any]) -> None:
         """An argument the tool does not take is a mistake the agent should hear about (a pinned

@@ -133,11 +133,12 @@ def attach_passages(
     anchors = {id(h): (h.node_id if "Chunk" in h.labels else chosen.get(id(h))) for h in docs}
     sections = _sections(db, caller, sorted({a for a in anchors.values() if a}))
     found = [(hit, sections[anchors[id(hit)] or ""]) for hit in docs if anchors[id(hit)] in sections]
-    needs = [sum(len(body(p)) + 1 for _, p in chunks) for _, chunks in found]
-    for (hit, chunks), budget in zip(found, budgets(needs, mean), strict=True):
+    texts = [[(node_id, body(props)) for node_id, props in chunks] for _, chunks in found]
+    needs = [sum(len(t) + 1 for _, t in section) for section in texts]
+    for (hit, chunks), section, budget in zip(found, texts, budgets(needs, mean), strict=True):
         anchor = anchors[id(hit)]
         at = next(i for i, (node_id, _props) in enumerate(chunks) if node_id == anchor)
-        text, used, left = assemble([(n, body(p)) for n, p in chunks], at, budget)
+        text, used, left = assemble(section, at, budget)
         own = chunks[at][1]
         if "Chunk" not in hit.labels:  # the passage node stands for the hit: its id, labels and properties
             hit.folded = [m for m in [_as_member(hit), *hit.folded] if m.node_id != anchor]
