@@ -291,22 +291,41 @@ def test_processes_writing_one_memory_at_once_never_take_the_same_number(db, acc
     assert get_context(db, caller, "shared")["version"] == writers * each
 
 
-def test_a_numbered_write_that_lost_the_race_writes_nothing(db, account) -> None:
+def test_a_write_prepared_from_a_stale_read_takes_the_next_number_under_the_lock(db, account) -> None:
     writer = GraphWriter(db, account, None)
     put_context(writer, "ada", "first")
     stale = NodeSpec(
         [CONTEXT_LABEL],
         {"memory": "ada", "version": 1, "content": "a copy that read no context"},
         edges=[Edge("HAS_CONTEXT", space_node_id(writer.caller, "ada"), "in")],
+        node_id="memcontext-stale",
+    )
+    prepared = writer.prepare([space_spec(writer, "ada"), stale])
+    _, taken = commit_next(
+        writer, "ada", prepared, records="HAS_CONTEXT", number="version", node_id="memcontext-stale", first=1
+    )
+    assert taken == 2
+    latest = get_context(db, writer.caller, "ada")
+    assert (latest["version"], latest["content"]) == (2, "a copy that read no context")
+    assert _count(db, account.account_id, CONTEXT_LABEL) == 2
+
+
+def test_a_numbered_write_into_a_space_not_there_writes_nothing(db, account) -> None:
+    writer = GraphWriter(db, account, None)
+    lost = NodeSpec(
+        [CONTEXT_LABEL],
+        {"memory": "nobody", "version": 1, "content": "a context for a space never written"},
+        edges=[Edge("HAS_CONTEXT", space_node_id(writer.caller, "nobody"), "in")],
+        node_id="memcontext-lost",
     )
     with pytest.raises(SpaceMoved):
         commit_next(
             writer,
-            "ada",
-            writer.prepare([space_spec(writer, "ada"), stale]),
+            "nobody",
+            writer.prepare([space_spec(writer, "nobody"), lost]),
             records="HAS_CONTEXT",
             number="version",
-            read=None,
+            node_id="memcontext-lost",
+            first=1,
         )
-    assert _count(db, account.account_id, CONTEXT_LABEL) == 1
-    assert get_context(db, writer.caller, "ada")["content"] == "first"
+    assert _count(db, account.account_id, CONTEXT_LABEL) == 0

@@ -4,9 +4,9 @@
 
 Every put of new content adds a new version (1, 2, ...); the old ones are kept, and the latest
 is the one with the highest version. Two processes putting at the same instant take two
-versions: the later one reads the latest again (``spaces.commit_next``). A put of the latest version's own
-content writes nothing and answers with that version (``written: false``), so a flush with
-nothing new, such as a session's end right after its last flush, adds no copy.
+versions, numbered in turn under the space's lock (``spaces.commit_next``). A put of the latest
+version's own content writes nothing and answers with that version (``written: false``), so a
+flush with nothing new, such as a session's end right after its last flush, adds no copy.
 """
 
 from __future__ import annotations
@@ -74,24 +74,24 @@ def put_context(writer: GraphWriter, memory: str, content: str, *, session_id: s
     caller = writer.caller
     node_id = f"memcontext-{uuid.uuid4().hex[:24]}"
     with space_lock(caller, name):
-        for _ in range(MAX_TRIES):
-            latest = _latest(writer.db, caller, name)
-            if latest is not None and latest["content"] == text:
-                return _put_result(writer, name, latest, written=False, chars=len(text), sid=sid, started=started)
-            read = None if latest is None else int(latest["version"])
-            version = 1 if read is None else read + 1
-            if read is None:  # perhaps a new space: it is there before it is locked
+        latest = _latest(writer.db, caller, name)
+        if latest is not None and latest["content"] == text:
+            return _put_result(writer, name, latest, written=False, chars=len(text), sid=sid, started=started)
+        context = NodeSpec(
+            [CONTEXT_LABEL],
+            {"memory": name, "version": 1, "content": text, "sessionId": sid},  # numbered under the lock
+            edges=[Edge("HAS_CONTEXT", space_node_id(caller, name), "in")],
+            node_id=node_id,
+            scope=record_scope(caller),
+        )
+        for tries in range(MAX_TRIES):
+            if latest is None or tries:  # perhaps a new space: it is there before it is locked
                 writer.write(space_spec(writer, name))
-            context = NodeSpec(
-                [CONTEXT_LABEL],
-                {"memory": name, "version": version, "content": text, "sessionId": sid},
-                edges=[Edge("HAS_CONTEXT", space_node_id(caller, name), "in")],
-                node_id=node_id,
-                scope=record_scope(caller),
-            )
             prepared = writer.prepare([space_spec(writer, name), context])
             try:
-                commit_next(writer, name, prepared, records="HAS_CONTEXT", number="version", read=read)
+                _, version = commit_next(
+                    writer, name, prepared, records="HAS_CONTEXT", number="version", node_id=node_id, first=1
+                )
             except SpaceMoved:
                 continue
             break

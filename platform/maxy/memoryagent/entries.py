@@ -210,11 +210,11 @@ def add_entry(
     if message is not None and not _message_in_view(writer, message):
         message = None
     with space_lock(caller, name):
-        for _ in range(MAX_TRIES):
+        for tries in range(MAX_TRIES):
             state = _space_state(writer, name, node_id, sid)
             own, top = state.get("ownSeq"), state.get("maxSeq")
             props["seq"] = int(own) if own is not None else (0 if top is None else int(top) + 1)
-            if top is None:  # perhaps a new space: it is there before it is locked
+            if top is None or tries:  # perhaps a new space: it is there before it is locked
                 writer.write(space_spec(writer, name))
             specs = _entry_specs(writer, name, node_id, props, sid, message, state)
             try:
@@ -222,7 +222,9 @@ def add_entry(
                     results = writer.write_many(specs)
                 else:
                     prepared = writer.prepare(specs)
-                    results = commit_next(writer, name, prepared, records="HAS_ENTRY", number="seq", read=top)
+                    results, props["seq"] = commit_next(
+                        writer, name, prepared, records="HAS_ENTRY", number="seq", node_id=node_id, first=0
+                    )
             except SpaceMoved:
                 continue
             break

@@ -9,8 +9,8 @@ the admin's own records (``confine.record_scope``), like session conversations.
 
 An entry's ``seq`` and a context's ``version`` are the next after the space's highest. Within a
 process, :func:`space_lock` keeps writers in line; across processes, :func:`commit_next` takes
-the space's write lock in the writing transaction and checks that the highest is still the one
-the writer read, so two processes never take the same number: the later one reads again.
+the space's write lock in the writing transaction and numbers the record there, so two
+processes never take the same number and neither has to read and try again.
 """
 
 from __future__ import annotations
@@ -36,17 +36,18 @@ ENTRY_LABEL = "MemoryEntry"
 CONTEXT_LABEL = "MemoryContext"
 
 _LOCKS = tuple(threading.Lock() for _ in range(64))
-MAX_TRIES = 8  # reads of a space that another process keeps writing to
+MAX_TRIES = 3  # writes of a space that another process keeps removing
 
 
 class SpaceMoved(Exception):
-    """Another writer numbered a record of the space between the read and the lock: nothing
-    was written; read again."""
+    """The space was not there when the writing transaction locked it: nothing was written."""
 
 
 def kept_changing(memory: str) -> ValidationError:
-    """The refusal of a write whose every try (:data:`MAX_TRIES`) lost the race to other writers."""
-    return ValidationError("memory", f"{memory!r} kept changing while this call ran ({MAX_TRIES} tries); call again")
+    """The refusal of a write whose every try (:data:`MAX_TRIES`) found its space removed."""
+    return ValidationError(
+        "memory", f"{memory!r} kept being removed while this call ran ({MAX_TRIES} tries); call again"
+    )
 
 
 def check_memory(value: object, field: str = "memory") -> str:
@@ -97,23 +98,34 @@ def commit_next(
     *,
     records: Literal["HAS_ENTRY", "HAS_CONTEXT"],
     number: Literal["seq", "version"],
-    read: int | None,
-) -> list[WriteResult]:
-    """Write ``prepared`` in one transaction that first takes the space's write lock, then checks
-    that the highest ``number`` of its ``records`` (the relationship to them: ``HAS_ENTRY`` or
-    ``HAS_CONTEXT``) is still ``read`` (None: it had none); else :class:`SpaceMoved`. The space
-    must exist already (:func:`space_spec`)."""
+    node_id: str,
+    first: int,
+) -> tuple[list[WriteResult], int]:
+    """Write ``prepared`` in one transaction that first takes the space's write lock, then gives
+    the record ``node_id`` the next ``number`` after the highest of the space's ``records`` (the
+    relationship to them: ``HAS_ENTRY`` or ``HAS_CONTEXT``), ``first`` when it has none; a record
+    written again keeps its number. Returns
+    the results and the number taken. Writers of one space take the lock in turn, so none ever
+    takes a number another holds, however many write at once. The space must exist already
+    (:func:`space_spec`); else :class:`SpaceMoved` and nothing is written."""
     space_id = space_node_id(writer.caller, memory)
     space, record = node_guard(writer.caller, "s"), node_guard(writer.caller, "c")
     lock = f"MATCH (s:{SPACE_LABEL}:Node {{nodeId: $id}}) WHERE {space.clause} SET s.memory = s.memory RETURN s.nodeId AS id"
     # read under the lock, in a statement of its own, so it sees what the last writer committed
-    highest = f"MATCH (s:Node {{nodeId: $id}})-[:{records}]->(c) WHERE {record.clause} RETURN max(c.{number}) AS top"
+    highest = (
+        f"MATCH (s:Node {{nodeId: $id}})-[:{records}]->(c) WHERE {record.clause} "
+        f"RETURN max(c.{number}) AS top, head(collect(CASE WHEN c.nodeId = $node THEN c.{number} END)) AS own"
+    )
+    node = next(n for n in prepared.nodes if n.node_id == node_id)
+    taken = first
 
     def locked(tx: neo4j.ManagedTransaction) -> None:
+        nonlocal taken
         if tx.run(lock, id=space_id, **space.params).single() is None:
             raise SpaceMoved()  # not there yet
-        row = tx.run(highest, id=space_id, **record.params).single()
-        if (None if row is None else row["top"]) != read:
-            raise SpaceMoved()
+        row = tx.run(highest, id=space_id, node=node_id, **record.params).single()
+        top, own = (None, None) if row is None else (row["top"], row["own"])
+        taken = int(own) if own is not None else first if top is None else int(top) + 1
+        node.props[number] = taken
 
-    return writer.commit(prepared, before_write=locked)
+    return writer.commit(prepared, before_write=locked), taken
