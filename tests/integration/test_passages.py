@@ -48,3 +48,39 @@ def test_a_document_found_by_its_section_shows_the_chunk_that_matched(settings, 
     assert hit["nodeId"].startswith("kchk-") and {"KnowledgeDocument", "Section"} & {
         label for m in hit["folded"] for label in m["labels"]
     }
+
+
+def test_a_passage_deep_in_a_long_section_comes_after_the_sections_first_sentence(
+    settings, db, account, embedder, tmp_path
+):
+    topics = ["retries", "cookies", "redirects", "streaming", "encodings", "authentication", "hooks", "transports"]
+    paragraphs = [
+        " ".join(
+            f"Note {n} on {topic}: the client handles {topic} in step {n} of its {topic} routine." for n in range(14)
+        )
+        for topic in topics
+    ]
+    opening = "This guide walks through every advanced feature of the client."
+    deep = (
+        "To pin a certificate bundle, set the SSL_CERT_FILE environment variable to the path of a PEM file; "
+        "the client then verifies every server against those roots instead of the default ones. "
+    ) * 4
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "advanced.md").write_text(
+        "# Advanced\n\n## Features\n\n" + opening + " " + "\n\n".join([*paragraphs, deep]) + "\n"
+    )
+    ctx = make_ctx(settings, db, account, embedder)
+    mem.memory_ingest(ctx, paths=[str(tmp_path / "docs")])
+
+    found = mem.memory_search(ctx, "Which environment variable pins a certificate bundle?", limit=1, minRelevance=0)
+    (hit,) = found.data["hits"]
+    content = hit["properties"]["content"]
+    assert "SSL_CERT_FILE" in content, content
+    assert content.startswith(f"{opening} {MORE} "), content[:200]  # what the section is about, then the match
+    first = db.read(
+        "MATCH (s:Section)-[:HAS_CHUNK]->(c:Chunk {nodeId: $id}) MATCH (s)-[:HAS_CHUNK]->(f:Chunk) "
+        "RETURN f.nodeId AS id ORDER BY f.position LIMIT 1",
+        id=hit["nodeId"],
+    )[0]["id"]
+    assert hit["passage"]["chunks"][0] == first and hit["nodeId"] in hit["passage"]["chunks"]
+    assert len(content) <= PASSAGE_MAX + 2 * len(MORE) + 4

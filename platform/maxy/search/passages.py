@@ -10,7 +10,8 @@ gives every folded document hit (``collapse.DocumentHit``) its best-matching pas
 2. its text, without the heading path the hit's ``path`` already shows, followed (then
    preceded) by the text of its section around it, within the hit's budget, each edge at a
    sentence boundary, and ``[…]`` where the section goes on: a chunk longer than its budget is
-   cut at its last sentence end inside it;
+   cut at its last sentence end inside it; a passage that starts inside its section comes after
+   the section's first sentence, so the reader knows what the section is about;
 3. the budget: ``PASSAGE_CHARS`` a document hit on average over the answer, spent in rank order
    (what a hit needs, up to ``PASSAGE_MAX``, keeping ``PASSAGE_MIN`` for each hit after it), so
    the best hits read on and an answer of five stays near 1,500 tokens.
@@ -34,6 +35,7 @@ PASSAGE_CHARS = 1_000  # what one document hit shows, on average over an answer'
 PASSAGE_MAX = 2_000  # the most one hit shows (a chunk is at most 1,500 characters by default)
 PASSAGE_MIN = 650  # the least one hit shows, however many come before it
 NEIGHBOURS = 3  # chunks either side of the passage's own that may fill its budget
+LEAD_CHARS = 150  # the most of a section's opening shown before a passage that starts further in
 MORE = "[…]"  # where the passage leaves text of its section out
 _SENTENCE_END = re.compile(r"[.!?…:;][\"')\]]*(?=\s)|\n")
 
@@ -72,36 +74,75 @@ def _start_after(text: str, lo: int, hi: int) -> int:
     return found.end() if found else hi
 
 
-def assemble(chunks: Sequence[tuple[str, str]], at: int, budget: int) -> tuple[str, list[str], int]:
+def _lead(text: str, limit: int) -> int:
+    """Where a section's opening shown before a passage ends: its first sentence when that ends
+    within ``limit`` characters, else its last whole word within them; 0 when nothing fits."""
+    if limit <= 0:
+        return 0
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, min(len(text), limit + 1)) if m.end() <= limit]
+    if ends:
+        return ends[0]
+    space = text.rfind(" ", 0, limit)
+    return max(space, 0)
+
+
+def assemble(
+    chunks: Sequence[tuple[str, str]], at: int, budget: int, opening: tuple[str, str] | None = None
+) -> tuple[str, list[str], int]:
     """The passage around ``chunks[at]`` (``(nodeId, text)`` of one section, in order) in at most
     ``budget`` characters: the whole section when it fits; else from the section's start when the
     chunk ends within the budget of it, or to its end when the chunk starts within the budget of
     it; else the chunk, then the text after it, then the text before it; each edge at a sentence
-    boundary. A chunk longer than the budget is cut at its last sentence end inside it. ``[…]`` marks each side where the section goes on. Returns the text, the chunks it draws
-    on, in order, and how many characters of the chunks read it leaves out."""
+    boundary. A chunk longer than the budget is cut at its last sentence end inside it. A passage
+    that starts further in comes after the section's opening (its first sentence, else its first
+    words, at most ``LEAD_CHARS`` and a quarter of the budget, taken from the budget), read from
+    ``opening`` (the section's first chunk) when ``chunks`` starts later. ``[…]`` marks each place
+    where the section's text is left out. Returns the text, the chunks it draws on, in order, and
+    how many characters of the chunks read it leaves out."""
     bodies = [text for _, text in chunks]
     text = " ".join(bodies)
     starts = [sum(len(b) + 1 for b in bodies[:i]) for i in range(len(bodies))]
-    lo, hi = starts[at], starts[at] + len(bodies[at])
-    if len(text) <= budget:
-        lo, hi = 0, len(text)
-    elif hi - lo > budget:
-        hi = _end_before(text, lo, lo + budget)
-    elif hi <= budget:  # the section's start is within reach: read from it
-        lo, hi = 0, _end_before(text, hi, budget)
-    elif len(text) - lo <= budget:  # its end is: read to it
-        lo, hi = _start_after(text, len(text) - budget, lo), len(text)
-    else:  # the chunk, the text after it, then the text before it
-        hi = _end_before(text, hi, lo + budget)
-        room = budget - (hi - lo)
-        if room > 1:
-            lo = _start_after(text, lo - room, lo)
+    first = opening[1] if opening else text
+    lo, hi = _span(text, starts[at], starts[at] + len(bodies[at]), budget)
+    lead = 0
+    if lo > 0 or opening:  # it starts further in: the section's opening first
+        wanted = _lead(first, min(LEAD_CHARS, budget // 4))
+        rest = budget - wanted - len(MORE) - 2
+        if wanted:
+            lo, hi = _span(text, starts[at], starts[at] + len(bodies[at]), rest)
+            if lo <= wanted and not opening:  # it reaches back to the opening: read on from it
+                lo = 0
+            else:
+                lead = wanted
     used = [
         node_id for (node_id, body), start in zip(chunks, starts, strict=True) if start < hi and start + len(body) > lo
     ]
-    shown = text[lo:hi].strip()
-    marked = (f"{MORE} " if lo > 0 else "") + shown + (f" {MORE}" if hi < len(text) else "")
-    return marked, used, len(text) - len(shown)
+    shown, opened = text[lo:hi].strip(), first[:lead].strip()
+    if opened:
+        source = opening[0] if opening else chunks[0][0]
+        used = used if source in used else [source, *used]
+    head = f"{opened} {MORE} " if opened else f"{MORE} " if lo > 0 or opening else ""
+    marked = head + shown + (f" {MORE}" if hi < len(text) else "")
+    read = len(text) + (len(opening[1]) if opening and opened else 0)
+    return marked, used, read - len(shown) - len(opened)
+
+
+def _span(text: str, lo: int, hi: int, budget: int) -> tuple[int, int]:
+    """The span of ``text`` shown around the chunk ``text[lo:hi]`` in ``budget`` characters (see
+    :func:`assemble`)."""
+    if len(text) <= budget:
+        return 0, len(text)
+    if hi - lo > budget:
+        return lo, _end_before(text, lo, lo + budget)
+    if hi <= budget:  # the section's start is within reach: read from it
+        return 0, _end_before(text, hi, budget)
+    if len(text) - lo <= budget:  # its end is: read to it
+        return _start_after(text, len(text) - budget, lo), len(text)
+    hi = _end_before(text, hi, lo + budget)  # the chunk, the text after it, then the text before it
+    room = budget - (hi - lo)
+    if room > 1:
+        lo = _start_after(text, lo - room, lo)
+    return lo, hi
 
 
 def budgets(needs: Sequence[int], mean: int = PASSAGE_CHARS) -> list[int]:
@@ -132,13 +173,14 @@ def attach_passages(
     chosen = _best_chunks(db, caller, [h for h in docs if "Chunk" not in h.labels], vector)
     anchors = {id(h): (h.node_id if "Chunk" in h.labels else chosen.get(id(h))) for h in docs}
     sections = _sections(db, caller, sorted({a for a in anchors.values() if a}))
-    found = [(hit, sections[anchors[id(hit)] or ""]) for hit in docs if anchors[id(hit)] in sections]
-    texts = [[(node_id, body(props)) for node_id, props in chunks] for _, chunks in found]
+    found = [(hit, *sections[anchors[id(hit)] or ""]) for hit in docs if anchors[id(hit)] in sections]
+    texts = [[(node_id, body(props)) for node_id, props in chunks] for _, chunks, _ in found]
     needs = [sum(len(t) + 1 for _, t in section) for section in texts]
-    for (hit, chunks), section, budget in zip(found, texts, budgets(needs, mean), strict=True):
+    for (hit, chunks, first), section, budget in zip(found, texts, budgets(needs, mean), strict=True):
         anchor = anchors[id(hit)]
         at = next(i for i, (node_id, _props) in enumerate(chunks) if node_id == anchor)
-        text, used, left = assemble(section, at, budget)
+        opening = (first[0], body(first[1])) if first else None
+        text, used, left = assemble(section, at, budget, opening)
         own = chunks[at][1]
         if "Chunk" not in hit.labels:  # the passage node stands for the hit: its id, labels and properties
             hit.folded = [m for m in [_as_member(hit), *hit.folded] if m.node_id != anchor]
@@ -184,8 +226,14 @@ def _best_chunks(
     return {id(hits[row["key"]]): row["best"] for row in rows if row["best"]}
 
 
-def _sections(db: Database, caller: Caller, anchors: Sequence[str]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """For each anchor chunk: the readable chunks of its section around it, in order."""
+Chunks = list[tuple[str, dict[str, Any]]]
+
+
+def _sections(
+    db: Database, caller: Caller, anchors: Sequence[str]
+) -> dict[str, tuple[Chunks, tuple[str, dict[str, Any]] | None]]:
+    """For each anchor chunk: the readable chunks of its section around it, in order, and the
+    section's first readable chunk when it is not among them (else None)."""
     if not anchors:
         return {}
     guard = node_guard(caller, "n")
@@ -193,18 +241,25 @@ def _sections(db: Database, caller: Caller, anchors: Sequence[str]) -> dict[str,
         f"""
         UNWIND $anchors AS anchor
         MATCH (c:Chunk {{nodeId: anchor}})<-[:HAS_CHUNK]-(s:Section)
-        MATCH (s)-[:HAS_CHUNK]->(n:Chunk)
-        WHERE abs(n.position - c.position) <= $around AND {guard.clause}
-        WITH anchor, n ORDER BY n.position
-        RETURN anchor, collect([n.nodeId, n {{.*, embedding: null}}]) AS chunks
+        MATCH (s)-[:HAS_CHUNK]->(n:Chunk) WHERE {guard.clause}
+        WITH anchor, c, n ORDER BY n.position
+        WITH anchor, c, collect(n) AS readable
+        WITH anchor, readable[0] AS first, [n IN readable WHERE abs(n.position - c.position) <= $around] AS near
+        RETURN anchor, [n IN near | [n.nodeId, n {{.*, embedding: null}}]] AS chunks,
+               CASE WHEN first IN near THEN null ELSE [first.nodeId, first {{.*, embedding: null}}] END AS opening
         """,
         anchors=list(anchors),
         around=NEIGHBOURS,
         **guard.params,
     )
-    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    out: dict[str, tuple[Chunks, tuple[str, dict[str, Any]] | None]] = {}
     for row in rows:
-        chunks = [(str(node_id), {k: v for k, v in props.items() if v is not None}) for node_id, props in row["chunks"]]
+        chunks = [(str(node_id), _props(props)) for node_id, props in row["chunks"]]
+        opening = (str(row["opening"][0]), _props(row["opening"][1])) if row["opening"] else None
         if any(node_id == row["anchor"] for node_id, _ in chunks):
-            out[row["anchor"]] = chunks
+            out[row["anchor"]] = (chunks, opening)
     return out
+
+
+def _props(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if v is not None}
