@@ -104,8 +104,7 @@ def register(app: typer.Typer) -> None:
         """Ingest documents into the demo account (created if missing, never ACCOUNT_ID) and answer questions."""
         from .config import load_settings
         from .errors import ValidationError
-        from .search.cli import _brief_line
-        from .search.format import render, to_json
+        from .search.format import brief_line, render, to_json
 
         if any(not q.strip() for q in question or []):
             raise ValidationError(
@@ -139,7 +138,7 @@ def register(app: typer.Typer) -> None:
             for q, response in run.answers:
                 out.print(f"\nQ: {q}", markup=False, highlight=False)
                 for i, hit in enumerate(response.hits, start=1):
-                    out.print(_brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
+                    out.print(brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
                 if not response.hits:
                     out.print(render([], nearest_miss=response.nearest_miss), markup=False, highlight=False)
         for r in run.failed:

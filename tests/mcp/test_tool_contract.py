@@ -16,7 +16,7 @@ from maxy.graph.allowlist import ALL_LABELS, INDEXED_LABELS, RELATIONSHIP_TYPES
 from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.opportunities.statuses import STATUSES
 from maxy.plugins.discovery import discover_plugins
-from maxy.search.route import RETRIEVAL_CLASSES
+from maxy.search.classifier import RETRIEVAL_CLASSES
 from maxy.tasks import DONE_STATUSES, OPEN_STATUSES
 from maxy.taskstore import PHASES
 from mcp import Client

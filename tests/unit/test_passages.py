@@ -3,6 +3,7 @@ sentence boundaries and marked where the section goes on; budgets spent in rank 
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hypothesis import given
@@ -81,13 +82,29 @@ def test_a_passage_inside_its_section_follows_the_sections_first_sentence() -> N
     assert text.startswith(f"{MORE} Set SSL_CERT_FILE") is False and used == ["c5", "c6"]
 
 
-@given(needs=st.lists(st.integers(0, 5000), min_size=1, max_size=12))
-def test_budgets_follow_the_ranking_and_keep_the_mean(needs: list[int]) -> None:
-    given_out = budgets(needs, 950)
-    assert all(PASSAGE_MIN <= b <= PASSAGE_MAX for b in given_out)
-    assert sum(given_out) <= max(950, PASSAGE_MIN) * len(needs)
-    first_big = [b for b, n in zip(given_out, needs, strict=True) if n >= PASSAGE_MAX]
-    assert first_big == sorted(first_big, reverse=True)  # an earlier hit never gets less room than a later one
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 5000), st.floats(0, 1)), min_size=1, max_size=12),
+    mean=st.integers(300, 2500),
+)
+def test_budgets_give_every_hit_its_floor_and_share_the_rest_by_relevance(
+    pairs: list[tuple[int, float]], mean: int
+) -> None:
+    needs, weights = [n for n, _ in pairs], [w for _, w in pairs]
+    given_out = budgets(needs, weights, mean)
+    caps = [min(n, PASSAGE_MAX) for n in needs]
+    assert all(min(PASSAGE_MIN, cap) <= b <= cap for b, cap in zip(given_out, caps, strict=True))
+    assert sum(given_out) <= max(mean * len(needs), sum(min(PASSAGE_MIN, cap) for cap in caps))
+    if sum(caps) <= mean * len(needs) - len(needs):  # room for all: every hit gets what it needs
+        assert given_out == caps
+    for i, j in itertools.permutations(range(len(pairs)), 2):  # the likelier of two hits that need as much
+        if needs[i] == needs[j] and weights[i] > weights[j]:
+            assert given_out[i] >= given_out[j]
+
+
+def test_the_likelier_hit_reads_on() -> None:
+    assert budgets([3000, 3000, 3000], [0.9, 0.05, 0.05], 1000) == [PASSAGE_MAX, 500, 500]
+    assert budgets([3000, 3000], [0.0, 0.0], 1000) == [1000, 1000]  # no relevance: equal shares
+    assert budgets([300, 3000], [0.9, 0.1], 1000) == [300, 1700]  # what a short section leaves goes on
 
 
 def test_the_heading_path_is_not_repeated_in_the_passage() -> None:

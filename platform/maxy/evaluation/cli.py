@@ -11,7 +11,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from ..cli import emit_json, err, friendly, out
+    from ..console import emit_json, err, friendly, out
     from .ready import schema_ready
 
     eval_app = typer.Typer(no_args_is_help=True, help="Measure retrieval quality on benchmark data.")
@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
 
 def _register_relevance(eval_app: typer.Typer) -> None:
     """``maxy eval calibrate`` and ``maxy eval relevance``."""
-    from ..cli import emit_json, err, friendly
+    from ..console import emit_json, err, friendly
 
     @eval_app.command("calibrate")
     @friendly
@@ -284,7 +284,7 @@ def stage_bar(first: str) -> Iterator[Any]:
     """A transient progress bar on stderr, and its ``(stage, done, total)`` callback."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from ..cli import err
+    from ..console import err
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=err, transient=True) as bar:
@@ -293,7 +293,7 @@ def stage_bar(first: str) -> Iterator[Any]:
 
 
 def print_recall(result: dict, ks: tuple[int, ...]) -> None:
-    from ..cli import out
+    from ..console import out
 
     header = "  ".join(f"R@{k}" for k in ks)
     out.print(f"{result['questions']} questions   {header}")
@@ -305,7 +305,7 @@ def print_recall(result: dict, ks: tuple[int, ...]) -> None:
 
 
 def print_relevance(report: dict) -> None:
-    from ..cli import out
+    from ..console import out
 
     out.print(f"relevance of {report['model']}, cut {report['cut']:.2f}")
     out.print("  split      queries  first relevant clears   nDCG@10 (cut)    R@10 (cut)")
@@ -324,7 +324,7 @@ def print_relevance(report: dict) -> None:
 def print_reliability(report: dict, how: str) -> None:
     """The reliability table of the relevance answers show: per bin, the hits, the mean shown,
     the share relevant; the expected calibration error over all and per split."""
-    from ..cli import out
+    from ..console import out
 
     per_split = ", ".join(f"{k} {v['ece']:.3f}" for k, v in report.items() if k not in ("all", "folds"))
     out.print(
@@ -339,7 +339,7 @@ def print_reliability(report: dict, how: str) -> None:
 
 def print_calibration(report: dict) -> None:
     """What ``maxy eval calibrate`` fitted and measured."""
-    from ..cli import out
+    from ..console import out
 
     out.print(f"model {report['model']}: cut {report['cut']:.2f}, bias {report['bias']:.3f}")
     for name, weight in zip(report["features"], report["weights"], strict=True):

@@ -9,7 +9,7 @@ import typer
 
 
 def register(eval_app: typer.Typer) -> None:
-    from ..cli import emit_json, friendly, out
+    from ..console import emit_json, friendly, out
     from .ready import schema_ready
 
     @eval_app.command("received")
@@ -96,7 +96,7 @@ def _measure(settings: Any, name: str, batches: Any, ks: tuple[int, ...]) -> dic
     """One data set's figures, with a progress bar on stderr."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from ..cli import err
+    from ..console import err
     from .received import ask
 
     columns = (TextColumn(name), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())

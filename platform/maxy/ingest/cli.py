@@ -64,7 +64,7 @@ def _log_lines_above(bar: Any) -> Any:
 
 
 def _ingest_collected(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
-    from ..cli import err
+    from ..console import err
     from .hierarchy import ingest_paths
 
     if collected.files and err.is_terminal:  # a bar only where someone can see it
@@ -75,7 +75,7 @@ def _ingest_collected(collected: Any, writer: Any, kwargs: dict[str, Any]) -> li
 def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..cli import err
+    from ..console import err
     from .hierarchy import ingest_paths
 
     with Progress(
@@ -114,7 +114,7 @@ def _written(results: list[Any]) -> list[Any]:
 
 
 def _emit_ingest_json(results: list[Any], summarizer_name: str) -> None:
-    from ..cli import emit_json
+    from ..console import emit_json
 
     written = _written(results)
     emit_json(
@@ -131,7 +131,7 @@ def _emit_ingest_json(results: list[Any], summarizer_name: str) -> None:
 
 
 def _print_ingest(results: list[Any]) -> None:
-    from ..cli import err, out
+    from ..console import err, out
     from .hierarchy import SIZE_ONLY
 
     failed = [r for r in results if r.error]
@@ -165,8 +165,8 @@ def _print_ingest(results: list[Any]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    from ..cli import emit_json, friendly, out
     from ..config import load_settings
+    from ..console import emit_json, friendly, out
 
     @app.command("ingest")
     @friendly
@@ -268,7 +268,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_purged(counts: dict[str, int], grace_days: float, json_out: bool) -> None:
-    from ..cli import emit_json, out
+    from ..console import emit_json, out
 
     if json_out:
         emit_json({"graceDays": grace_days, "deleted": counts, "total": sum(counts.values())})
@@ -280,7 +280,7 @@ def _print_purged(counts: dict[str, int], grace_days: float, json_out: bool) -> 
 
 
 def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool) -> None:
-    from ..cli import emit_json, out
+    from ..console import emit_json, out
 
     counts = preview["counts"]
     if json_out:

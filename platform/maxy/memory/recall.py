@@ -70,7 +70,6 @@ def distinct(
         depth = min(MAX_LIMIT, depth * 2)
     response.hits = folded[: wanted.limit]
     attach_sources(db, caller, response.hits)
-    attach_passages(db, caller, response.hits, _query_vector(embedder, wanted.query, response.hits))
     if wanted.min_relevance is None and response.hits and response.hits[0].relevance is not None:
         # the relevance cut reads the results returned: none of them clearing it is "no relevant results"
         calibration = relevance.calibration_for(getattr(embedder, "name", None))
@@ -82,6 +81,8 @@ def distinct(
     response.hits, response.nearest_miss = relevance.answer(
         response.hits, response.nearest_miss, model, wanted.min_relevance
     )
+    # last: a passage's budget follows the relevance the answer shows
+    attach_passages(db, caller, response.hits, _query_vector(embedder, wanted.query, response.hits))
     return response
 
 

@@ -23,7 +23,8 @@ from typing import Literal
 from ..config import Settings
 from ..llm import LLMUnavailable, complete, parse_json_object
 from ..logs import log_line
-from .route import RETRIEVAL_CLASSES
+
+RETRIEVAL_CLASSES = ("entity", "temporal", "event", "general", "none")  # what a query is routed as
 
 Variant = Literal["admin", "public"]
 HISTORY_MESSAGES = 4

@@ -8,7 +8,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from ..cli import emit_json, err, friendly, out
+    from ..console import emit_json, err, friendly, out
 
     @app.command()
     @friendly
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         from ..config import load_settings
         from ..db import Database
         from . import SearchConfig, SearchRequest, hybrid, relevance
-        from .format import project, render, search_json
+        from .format import brief_line, project, render, search_json
 
         settings = load_settings()
         validated = validate_account_id_env(settings)  # a deleted account is not readable either
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
                 err.print(f"[yellow]warning:[/yellow] {w}", highlight=False, soft_wrap=True)
             if brief:
                 for i, hit in enumerate(response.hits, start=1):
-                    out.print(_brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
+                    out.print(brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
                 if not response.hits:
                     out.print(render([], nearest_miss=response.nearest_miss), markup=False, highlight=False)
             else:
@@ -151,7 +151,7 @@ def register(app: typer.Typer) -> None:
 
 def _report_reindex(summary: dict[str, Any], model: str, json_out: bool) -> None:
     """Print a reindex summary; raise (exit 1) when nodes are left without an embedding."""
-    from ..cli import emit_json, err, out
+    from ..console import emit_json, err, out
     from ..errors import MaxyError
 
     if json_out:
@@ -209,17 +209,6 @@ def _absent_fields(hits: Any, fields: tuple[str, ...] | None) -> list[str]:
         f"--fields: no result has {', '.join(map(repr, absent))}; "
         f"these results have: {', '.join(present) or 'no properties'}"
     ]
-
-
-def _brief_line(rank: int, hit: Any) -> str:
-    props = hit.properties
-    title = next((str(props[k]) for k in ("title", "name", "sectionTitle", "documentTitle") if props.get(k)), "")
-    text = next((str(props[k]) for k in ("content", "summary", "description", "body", "text") if props.get(k)), "")
-    snippet = " ".join(text.split())
-    if title and snippet.startswith(title):
-        snippet = snippet[len(title) :].lstrip(" ›")
-    snippet = snippet[:160] + ("…" if len(snippet) > 160 else "")
-    return f"{rank:2}. {hit.score:.3f} [{', '.join(hit.labels)}] {title} — {snippet}"
 
 
 def _caller(settings: Any, scope: list[str] | None, agent: str | None):

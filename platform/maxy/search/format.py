@@ -255,3 +255,15 @@ def search_json(
         "results": to_json(response.hits, explain=explain),
         **({"nearestMiss": to_json([response.nearest_miss])[0]} if response.nearest_miss else {}),
     }
+
+
+def brief_line(rank: int, hit: Any) -> str:
+    """One line for a hit in a terminal list: rank, score, labels, title and a 160-character snippet."""
+    props = hit.properties
+    title = next((str(props[k]) for k in ("title", "name", "sectionTitle", "documentTitle") if props.get(k)), "")
+    text = next((str(props[k]) for k in ("content", "summary", "description", "body", "text") if props.get(k)), "")
+    snippet = " ".join(text.split())
+    if title and snippet.startswith(title):
+        snippet = snippet[len(title) :].lstrip(" ›")
+    snippet = snippet[:160] + ("…" if len(snippet) > 160 else "")
+    return f"{rank:2}. {hit.score:.3f} [{', '.join(hit.labels)}] {title} — {snippet}"

@@ -16,6 +16,10 @@ _fulltext: bool | None = None
 _session_filtered: set[str] = set()  # indexes that also carry sessionId as a filter property
 _MODEL_TTL_S = 60.0  # another process may record a new model (maxy reindex --recreate)
 _model: tuple[str | None, float] | None = None  # (model that made the stored vectors, read at)
+_FAILING_TTL_S = 60.0
+# (index, account, session or "") whose filtered SEARCH failed, and until when to skip it
+_failing_until: dict[tuple[str, str, str], float] = {}
+_failing_lock = threading.Lock()
 
 
 def clear_index_cache() -> None:
@@ -24,12 +28,32 @@ def clear_index_cache() -> None:
         _vector_map = None
         _fulltext = None
         _model = None
-    from .vector import forget_failing
-
     forget_failing()
 
 
 on_schema_change(clear_index_cache)
+
+
+def forget_failing() -> None:
+    with _failing_lock:
+        _failing_until.clear()
+
+
+def failing(index: str, account_id: str, session: str) -> bool:
+    """Whether a filtered vector SEARCH of ``index`` failed lately for this account and session."""
+    with _failing_lock:
+        until = _failing_until.get((index, account_id, session))
+    return until is not None and until > time.monotonic()
+
+
+def mark_failing(index: str, account_id: str, session: str) -> None:
+    """Skip a filtered vector SEARCH of ``index`` for this account and session for a while."""
+    now = time.monotonic()
+    with _failing_lock:
+        if len(_failing_until) > 10_000:  # bounded: forget expired marks
+            for key in [key for key, until in _failing_until.items() if until <= now]:
+                del _failing_until[key]
+        _failing_until[(index, account_id, session)] = now + _FAILING_TTL_S
 
 
 def recorded_model(db: Database) -> str | None:

@@ -12,9 +12,10 @@ gives every folded document hit (``collapse.DocumentHit``) its best-matching pas
    sentence boundary, and ``[…]`` where the section goes on: a chunk longer than its budget is
    cut at its last sentence end inside it; a passage that starts inside its section comes after
    the section's first sentence, so the reader knows what the section is about;
-3. the budget: ``PASSAGE_CHARS`` a document hit on average over the answer, spent in rank order
-   (what a hit needs, up to ``PASSAGE_MAX``, keeping ``PASSAGE_MIN`` for each hit after it), so
-   the best hits read on and an answer of five stays near 1,500 tokens.
+3. the budget: ``PASSAGE_CHARS`` a document hit on average over the answer, ``PASSAGE_MIN`` for
+   every hit and the rest shared in proportion to the hits' relevance (up to what a hit needs, at
+   most ``PASSAGE_MAX``), so the likelier hits read on and an answer of five stays under 1,500
+   tokens. The relevance is the answer's (``relevance.shown``), so passages are attached last.
 
 The text replaces the hit's ``content`` (its ``summary`` goes: the passage says it);
 ``passage_chunks`` lists the chunks it is made of, in order.
@@ -33,7 +34,7 @@ from .hits import Hit
 
 PASSAGE_CHARS = 1_000  # what one document hit shows, on average over an answer's document hits
 PASSAGE_MAX = 2_000  # the most one hit shows (a chunk is at most 1,500 characters by default)
-PASSAGE_MIN = 650  # the least one hit shows, however many come before it
+PASSAGE_MIN = 400  # what every hit shows (its whole section, when shorter) before the rest is shared
 NEIGHBOURS = 3  # chunks either side of the passage's own that may fill its budget
 LEAD_CHARS = 150  # the most of a section's opening shown before a passage that starts further in
 MORE = "[…]"  # where the passage leaves text of its section out
@@ -145,18 +146,28 @@ def _span(text: str, lo: int, hi: int, budget: int) -> tuple[int, int]:
     return lo, hi
 
 
-def budgets(needs: Sequence[int], mean: int = PASSAGE_CHARS) -> list[int]:
-    """Each document hit's passage budget, in rank order: what it needs, up to PASSAGE_MAX, out of
-    ``mean`` times their number, keeping at least PASSAGE_MIN for every hit after it (the best
-    hits read on; the answer stays about ``mean`` characters a hit)."""
-    left = mean * len(needs)
-    out = []
-    for i, need in enumerate(needs):
-        keep = PASSAGE_MIN * (len(needs) - i - 1)
-        give = max(PASSAGE_MIN, min(need, PASSAGE_MAX, left - keep))
-        out.append(give)
-        left -= give
-    return out
+def budgets(needs: Sequence[int], weights: Sequence[float], mean: int = PASSAGE_CHARS) -> list[int]:
+    """Each document hit's passage budget: ``PASSAGE_MIN`` each (what it needs, when less), then
+    the rest of ``mean`` times their number shared in proportion to ``weights`` (the hits'
+    relevance; equal shares when they are all 0), none above what it needs or ``PASSAGE_MAX``;
+    what a hit cannot use goes to the others."""
+    caps = [max(0, min(need, PASSAGE_MAX)) for need in needs]
+    given = [min(PASSAGE_MIN, cap) for cap in caps]
+    left = mean * len(needs) - sum(given)
+    open_ = [i for i, cap in enumerate(caps) if given[i] < cap]
+    while left >= 1 and open_:
+        total = sum(max(weights[i], 0.0) for i in open_)
+        shares = {i: (max(weights[i], 0.0) / total if total > 0 else 1 / len(open_)) for i in open_}
+        spent = 0
+        for i in open_:
+            add = min(int(left * shares[i]), caps[i] - given[i])
+            given[i] += add
+            spent += add
+        left -= spent
+        open_ = [i for i in open_ if given[i] < caps[i]]
+        if spent == 0:
+            break
+    return given
 
 
 def attach_passages(
@@ -176,7 +187,8 @@ def attach_passages(
     found = [(hit, *sections[anchors[id(hit)] or ""]) for hit in docs if anchors[id(hit)] in sections]
     texts = [[(node_id, body(props)) for node_id, props in chunks] for _, chunks, _ in found]
     needs = [sum(len(t) + 1 for _, t in section) for section in texts]
-    for (hit, chunks, first), section, budget in zip(found, texts, budgets(needs, mean), strict=True):
+    weights = [hit.relevance if hit.relevance is not None else 1 / (1 + rank) for rank, (hit, _, _) in enumerate(found)]
+    for (hit, chunks, first), section, budget in zip(found, texts, budgets(needs, weights, mean), strict=True):
         anchor = anchors[id(hit)]
         at = next(i for i, (node_id, _props) in enumerate(chunks) if node_id == anchor)
         opening = (first[0], body(first[1])) if first else None

@@ -8,7 +8,7 @@ from dataclasses import KW_ONLY, dataclass
 from ..errors import ValidationError
 from ..graph.allowlist import SEARCHABLE_LABELS, check_labels
 from ..graph.validity import to_instant
-from .route import RETRIEVAL_CLASSES
+from .classifier import RETRIEVAL_CLASSES
 
 MAX_QUERY_CHARS = 4_000
 MAX_LIMIT = 500

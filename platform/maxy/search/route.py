@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..graph.guards import Caller
+from .classifier import classify
 from .config import Fusion, SearchConfig
 from .trace import SearchRun
-
-RETRIEVAL_CLASSES = ("entity", "temporal", "event", "general", "none")
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,6 @@ def _classify(caller: Caller, query: str, config: SearchConfig, run: SearchRun) 
     """The classifier's class, or None when it is unavailable (no API key, timeout, bad answer)."""
     if config.llm is None:
         return None
-    from .classifier import classify
-
     with run.timed("classify"):
         result = classify(config.llm, query, variant="public" if caller.pinned else "admin")
     if result.fallback:

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Sequence
 
 import neo4j
@@ -17,13 +15,8 @@ from ..graph.validity import event_time
 from ..logs import log_line
 from .graph_expansion import properties_of, visible
 from .hits import Hit
-from .indexes import index_name_ok, session_filtered, vector_indexes
+from .indexes import failing, index_name_ok, mark_failing, session_filtered, vector_indexes
 from .session_filter import session_clause
-
-_FAILING_TTL_S = 60.0
-# (index, account, session or "") whose filtered SEARCH failed, and until when to skip it
-_failing_until: dict[tuple[str, str, str], float] = {}
-_failing_lock = threading.Lock()
 
 Target = tuple[str, str]  # (label, index name)
 
@@ -60,7 +53,7 @@ def vector_search(
     # in that index, so an exact scan of them is cheap and loses nothing. An index that failed
     # for this account is scanned directly for a minute instead of failing again each query.
     memo = (caller.account_id, session_id or "")
-    known_bad = [t for t in targets if _failing(t[1], *memo)]
+    known_bad = [t for t in targets if failing(t[1], *memo)]
     searchable = [t for t in targets if t not in known_bad]
     props = properties_of("n") if properties else "null"
     rows, failed = _search(db, searchable, guard.clause, session_id, params, memo, props)
@@ -116,7 +109,7 @@ def _note_failure(target: Target, err: neo4j.exceptions.DatabaseError, memo: tup
         error=message[:120],
     )
     if "out of bounds" in message:  # the known Lucene failure: skip SEARCH for a while
-        _mark_failing(target[1], *memo)
+        mark_failing(target[1], *memo)
 
 
 def _ranked_lists(rows: list) -> list[list[Hit]]:
@@ -143,26 +136,6 @@ def _ranked_lists(rows: list) -> list[list[Hit]]:
             h.ranks[f"vector:{qi}"] = i
         out.append(hits)
     return out
-
-
-def forget_failing() -> None:
-    with _failing_lock:
-        _failing_until.clear()
-
-
-def _failing(index: str, account_id: str, session: str) -> bool:
-    with _failing_lock:
-        until = _failing_until.get((index, account_id, session))
-    return until is not None and until > time.monotonic()
-
-
-def _mark_failing(index: str, account_id: str, session: str) -> None:
-    now = time.monotonic()
-    with _failing_lock:
-        if len(_failing_until) > 10_000:  # bounded: forget expired marks
-            for key in [key for key, until in _failing_until.items() if until <= now]:
-                del _failing_until[key]
-        _failing_until[(index, account_id, session)] = now + _FAILING_TTL_S
 
 
 def _search_branches(targets: Sequence[Target], session_id: str | None) -> list[str]:

@@ -35,9 +35,9 @@ from maxy.search import (
     SearchRequest,
     render,
 )
+from maxy.search.classifier import RETRIEVAL_CLASSES
 from maxy.search.format import NO_RELEVANT_RESULTS, to_json
 from maxy.search.request import MAX_LIMIT, MAX_QUERY_CHARS
-from maxy.search.route import RETRIEVAL_CLASSES
 from pydantic import Field
 
 MESSAGE_CONTENT_CHARS = 4_000

@@ -23,7 +23,7 @@ def run_cmd(
 ) -> None:
     """Feed each session of the file through the memory agent: every message becomes a turn and an
     entry, every sixth message and each session's end a new context document."""
-    from maxy.cli import err
+    from maxy.console import err
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     if memory is not None:
