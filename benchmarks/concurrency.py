@@ -53,8 +53,8 @@ from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.mcp.keys import ApiKeyStore, create_api_key
 from maxy.schema import apply_schema
+from maxy.serving.keys import ApiKeyStore, create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 

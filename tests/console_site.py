@@ -15,9 +15,9 @@ import anyio
 import httpx2
 from maxy.accounts import ValidatedAccount
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import ApiKey, create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import ApiKey, create_api_key
 from maxy.webconsole.login import mint_login
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client

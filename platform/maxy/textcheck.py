@@ -95,3 +95,10 @@ def printable(value: Any) -> Any:
 def _replace_surrogates(text: str) -> str:
     """Each lone surrogate becomes one U+FFFD (a string never holds a paired one)."""
     return "".join(REPLACEMENT if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
+
+
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, for error messages: "an object", "a list", "null", ..."""
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from maxy.accounts import accounts_dir, create_account
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
 from maxy.sites.hosts import add_host
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from maxy.accounts import create_account, list_accounts, validate_account
 from maxy.config import load_settings
 from maxy.errors import AccountError
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 

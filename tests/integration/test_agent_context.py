@@ -14,9 +14,9 @@ from maxy.agents import AgentConfig, create_agent, update_agent
 from maxy.agents.context import assemble_context, knowledge_file
 from maxy.config import load_settings
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.local_http import serve_app

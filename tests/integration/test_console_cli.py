@@ -9,9 +9,9 @@ import subprocess
 
 import httpx
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key, list_api_keys
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key, list_api_keys
 
 from tests.console_site import open_link
 from tests.local_http import _free_port, serve_app
@@ -62,7 +62,7 @@ def test_the_default_key_is_never_a_members_or_a_task_roles(db, account, data_ro
     """Keys with a member or a task role are no operator's: `maxy console` without --key-id makes
     its own admin key beside them, so revoking a member's key never ends the operator's session;
     a member's key made without a view opens no console at all."""
-    from maxy.mcp.keys import revoke_api_key
+    from maxy.serving.keys import revoke_api_key
 
     env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
     _, ben = create_api_key(data_root, account.account_id, role="admin", member_id="ben")

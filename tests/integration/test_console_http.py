@@ -12,9 +12,9 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from maxy.mcp.keys import create_api_key, revoke_api_key
-from maxy.webconsole.app import CSP
+from maxy.serving.keys import create_api_key, revoke_api_key
 from maxy.webconsole.login import mint_login
+from maxy.webconsole.views import CSP
 
 from tests.console_site import (
     ADMIN_MARKER,
@@ -344,7 +344,7 @@ def test_ids_with_url_characters_are_links_to_themselves(site: Site, tmp_path) -
 def test_a_public_key_whose_record_lost_its_pins_is_no_key(site: Site) -> None:
     import json as jsonlib
 
-    from maxy.mcp.keys import create_api_key as make_key
+    from maxy.serving.keys import create_api_key as make_key
 
     _, key = make_key(site.data_root, site.account.account_id, role="public", agent_slug="concierge")
     path = site.data_root / "accounts" / site.account.account_id / "api-keys.json"

@@ -32,10 +32,10 @@ from hypothesis import strategies as st
 from maxy.accounts import create_account, validate_account
 from maxy.agents import AgentConfig, create_agent
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.negotiation import Negotiations
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from starlette.routing import Mount, Route
 
 from tests.conftest import purge_account

@@ -15,9 +15,9 @@ from maxy.accounts import accounts_dir
 from maxy.config import load_settings
 from maxy.gateway.http import MAX_BODY_BYTES
 from maxy.gateway.screen import MAX_TEXT_CHARS, REFUSALS
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.local_http import hang_up_mid_body, raw_post, serve_app

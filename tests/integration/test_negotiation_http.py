@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.negotiation import Negotiations
 from maxy.negotiation.http import MAX_BODY_BYTES, TOO_LARGE
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.integration.negotiation_setup import SEED, opportunity

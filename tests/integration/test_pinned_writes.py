@@ -23,10 +23,10 @@ from maxy.config import config_dir, load_settings
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.mcp.clientconfig import build_client_config
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.mcp.server import pinned_context
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from maxy_plugins import memory as mem
 from maxy_plugins.session import tools as ses
 from mcp import ClientSession, StdioServerParameters

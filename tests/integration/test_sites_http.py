@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from maxy.accounts import accounts_dir, create_account
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
 from maxy.sites.hosts import add_host, hosts_path
 from maxy.sites.http import ASSET_CACHE, CSP, PAGE_CACHE
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from maxy.accounts import create_account
-from maxy.mcp.keys import API_KEYS_FILE, ApiKeyStore, create_api_key
+from maxy.serving.keys import API_KEYS_FILE, ApiKeyStore, create_api_key
 
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import maxy.mcp.keys as keys_module
+import maxy.serving.keys as keys_module
 import pytest
 from maxy.accounts import accounts_dir, create_account
-from maxy.mcp.keys import ApiKeyStore, create_api_key, revoke_api_key
+from maxy.serving.keys import ApiKeyStore, create_api_key, revoke_api_key
 
 ACCOUNTS = 60
 

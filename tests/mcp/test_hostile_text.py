@@ -11,9 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 
 from tests.local_http import mcp_calls, serve_app
 from tests.plugins_fixture.helpers import text

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from maxy.mcp.keys import create_api_key
+from maxy.serving.keys import create_api_key
 
 from tests.mcp.test_mcp_http import _serving
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env

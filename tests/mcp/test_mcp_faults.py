@@ -19,8 +19,8 @@ from maxy.config import Settings, load_settings
 from maxy.db import SERVER_GRACE_S, Database
 from maxy.embeddings import clear_embedder_cache, get_embedder
 from maxy.embeddings.base import EmbeddingError
-from maxy.mcp.http import create_app
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx2
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 

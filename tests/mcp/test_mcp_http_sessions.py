@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from maxy.mcp.keys import create_api_key
+from maxy.serving.keys import create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 

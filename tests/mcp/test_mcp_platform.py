@@ -427,7 +427,7 @@ def test_audit_failure_never_fails_the_call(
 # API keys
 def test_api_keys_are_hashed_pinned_and_revocable(account, data_root: Path) -> None:
     from maxy.errors import ValidationError
-    from maxy.mcp.keys import (
+    from maxy.serving.keys import (
         ApiKeyStore,
         create_api_key,
         list_api_keys,
@@ -456,7 +456,7 @@ def test_api_keys_are_hashed_pinned_and_revocable(account, data_root: Path) -> N
 
 def test_http_key_contexts_refuse_wrong_role(account, data_root: Path) -> None:
     from maxy.mcp.http import KeyContexts
-    from maxy.mcp.keys import ApiKeyStore, create_api_key
+    from maxy.serving.keys import ApiKeyStore, create_api_key
 
     key, _ = create_api_key(data_root, account.account_id, role="public", agent_slug="bot")
     settings = load_settings(DATA_ROOT=data_root)

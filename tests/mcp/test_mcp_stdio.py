@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 
 import anyio
+from maxy.agents.bridge import DEFAULT_TIMEOUT_S, fetch_memory_context
 from maxy.agents.store import AgentConfig
 from maxy.config import load_settings
-from maxy.mcp.bridge import DEFAULT_TIMEOUT_S, fetch_memory_context
 from maxy.mcp.clientconfig import build_client_config
 from maxy.plugins.discovery import discover_plugins
 from mcp import ClientSession, StdioServerParameters

@@ -12,9 +12,9 @@ from typing import Any
 
 import anyio
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import API_KEYS_FILE, ApiKeyStore, create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import API_KEYS_FILE, ApiKeyStore, create_api_key
 
 from tests.local_http import serve_app
 from tests.mcp.pins import http_whoami, one_error, run_cli, stdio_whoami

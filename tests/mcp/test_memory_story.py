@@ -14,9 +14,9 @@ import anyio
 import httpx2
 from maxy.config import load_settings
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client

@@ -24,11 +24,11 @@ from jsonschema import Draft202012Validator
 from maxy.community import community_writer
 from maxy.config import load_settings
 from maxy.graph.guards import Caller
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.negotiation import Negotiations
 from maxy.opportunities import create_opportunity
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client

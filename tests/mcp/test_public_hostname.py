@@ -15,9 +15,9 @@ import httpx2
 import pytest
 from maxy.config import env_file, load_settings
 from maxy.errors import ConfigError
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from maxy.sites.hostname import public_hostname
 from maxy.sites.hosts import add_host
 from mcp import Client, StdioServerParameters

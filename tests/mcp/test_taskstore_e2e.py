@@ -23,9 +23,9 @@ import anyio
 import httpx2
 from jsonschema import Draft202012Validator
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from maxy.taskstore import replay
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client

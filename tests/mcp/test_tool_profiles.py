@@ -13,9 +13,9 @@ from typing import Any
 
 import anyio
 from maxy.config import load_settings
-from maxy.mcp.http import create_app
-from maxy.mcp.keys import create_api_key
 from maxy.plugins.discovery import discover_plugins
+from maxy.serving.app import create_app
+from maxy.serving.keys import create_api_key
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 

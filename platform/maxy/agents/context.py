@@ -154,7 +154,7 @@ def assemble_context(
 
 def memory_context(settings: Settings, account_id: str, config: AgentConfig, message: str) -> str | None:
     """memory-search for ``message`` with the agent's own pins (None without live memory)."""
-    from ..mcp.bridge import fetch_memory_context
+    from .bridge import fetch_memory_context
 
     env = {**os.environ, "DATA_ROOT": str(settings.data_root)}
     return fetch_memory_context(message, account_id=account_id, agent=config, env=env)

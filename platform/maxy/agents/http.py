@@ -39,7 +39,7 @@ def mount_agent_routes(app: Any, settings: Settings, store: Any, plugins: Sequen
     from starlette.concurrency import run_in_threadpool
 
     from ..httpjson import JSONAnswer
-    from ..mcp.http import presented_key, unauthorized
+    from ..serving.auth import presented_key, unauthorized
 
     @app.get(
         "/agents/{slug}/context",

@@ -15,10 +15,9 @@ from typing import Any
 
 from starlette.requests import Request  # at module level: FastAPI reads the route's annotations here
 
-from ..accounts import AccountError
 from ..config import Settings
 from ..db import Database
-from ..errors import ConfigError, ValidationError
+from ..errors import ValidationError
 from ..httpjson import (
     BodyRefused,
     ClientGone,
@@ -86,43 +85,12 @@ def read_body(raw: bytes) -> tuple[str, str, str | None]:
     return check_text(body.get("text")), check_channel(body.get("channel", "web")), role
 
 
-class UsableKeys:
-    """Whether a resolved key pins a usable view, by the same ``context_for_key`` that ``/mcp``
-    and the console build their callers with; the pins found good are remembered (a key whose
-    account goes away no longer resolves at all)."""
-
-    def __init__(self, settings: Settings, db: Database, embedder: Any):
-        self.settings = settings
-        self.db = db
-        self.embedder = embedder
-        self._good: set[tuple[Any, ...]] = set()
-        self._lock = threading.Lock()
-
-    def problem(self, record: Any) -> tuple[str, str] | None:
-        """None when the key is usable; otherwise why not, as shown to its holder and as logged."""
-        from ..mcp.http import context_for_key
-
-        pins = (record.key_id, record.account_id, record.role, record.scopes, record.agent_slug)
-        with self._lock:
-            if pins in self._good:
-                return None
-        try:
-            context_for_key(self.settings, record, db=self.db, embedder=self.embedder)
-        except ConfigError as unusable:  # a public key whose record lost its pins
-            return str(unusable), str(unusable)
-        except (AccountError, ValidationError) as gone:  # its message names paths: logged, not shown
-            return "its account is gone or unreadable: ask the operator for a new key", str(gone)
-        with self._lock:
-            self._good.add(pins)
-        return None
-
-
 def mount_gateway_routes(app: Any, settings: Settings, store: Any, db: Database, embedder: Any) -> None:
     import importlib
 
     from starlette.concurrency import run_in_threadpool
 
-    from ..mcp.http import REALM, presented_key, unauthorized
+    from ..serving.auth import REALM, UsableKeys, presented_key, unauthorized
 
     if settings.ANTHROPIC_API_KEY:  # the client library takes seconds to import: not on the first message
         threading.Thread(

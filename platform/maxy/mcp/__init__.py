@@ -3,11 +3,9 @@
 - ``server``: the MCP server built from loaded plugins for a role (allow-lists, eager
   ``_meta``, annotations, pinning, error mapping, the boot gate) and the stdio runner;
 - ``stdio``: the stdio transport loop that answers an undecodable line instead of dying;
-- ``http``: streamable HTTP in a FastAPI app (``maxy serve``), pinned by ``x-api-key``;
-- ``keys``: the API keys of the HTTP server (create, list, revoke, resolve);
+- ``http``: ``/mcp``, streamable HTTP, the MCP router of ``maxy serve`` (:mod:`maxy.serving`);
 - ``audit``: one ToolCall node per admin tool call;
 - ``proxy``: relay an upstream stdio MCP server with every tool flagged eager;
-- ``bridge``: ``fetch_memory_context`` for a public agent, through a pinned stdio server;
 - ``clientconfig``: a ready ``.mcp.json`` for Claude Code and other clients;
 - ``cli``: ``maxy mcp ...`` and ``maxy serve``.
 

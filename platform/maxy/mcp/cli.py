@@ -272,7 +272,7 @@ def key_create(
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
     from ..config import load_settings
     from ..errors import AccountError, ValidationError
-    from .keys import create_api_key
+    from ..serving.keys import create_api_key
     from .profiles import check_profiles
 
     settings = load_settings()
@@ -322,7 +322,7 @@ def _view(key: dict[str, Any]) -> str:
 def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
     """List API keys (never the keys themselves)."""
     from ..config import load_settings
-    from .keys import list_api_keys
+    from ..serving.keys import list_api_keys
 
     keys = [k.as_dict() for k in list_api_keys(load_settings().data_root)]
     if json_out:
@@ -342,7 +342,7 @@ def key_list(json_out: bool = typer.Option(False, "--json")) -> None:
 def key_revoke(key_id: str = typer.Argument(..., help="The key id shown by `maxy mcp key list`.")) -> None:
     """Revoke an API key."""
     from ..config import load_settings
-    from .keys import revoke_api_key
+    from ..serving.keys import revoke_api_key
 
     if not revoke_api_key(load_settings().data_root, key_id):
         _err(f"no API key with id {key_id}")
@@ -364,7 +364,7 @@ def serve(
 ) -> None:
     """Serve the MCP tools over streamable HTTP at /mcp (Authorization: Bearer <key> or x-api-key) in a
     FastAPI app; /docs and /openapi.json describe it."""
-    from .http import serve_http
+    from ..serving.app import serve_http
 
     _check_address(host, port)
     loaded, profiles = _served(plugins, module, profile)

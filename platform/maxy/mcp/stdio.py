@@ -34,7 +34,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from ..logs import log_line
-from ..textcheck import find_bad, printable
+from ..textcheck import find_bad, json_kind, printable
 
 RequestId = int | str
 
@@ -82,13 +82,6 @@ def recover_id(raw: str | bytes) -> RequestId | None:
     if isinstance(found, int) and not re.search(rf'"id"\s*:\s*{found}\s*[,}}]', text):
         return None
     return found
-
-
-def json_kind(value: Any) -> str:
-    """What a decoded JSON value is, for error messages: "an object", "a list", "null", ..."""
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number"
-    )
 
 
 def _invalid(value: Any) -> BadMessage:

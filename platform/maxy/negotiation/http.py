@@ -104,8 +104,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import Response
 
-    from ..gateway.http import UsableKeys
-    from ..mcp.http import presented_key, unauthorized
+    from ..serving.auth import UsableKeys, presented_key, unauthorized
 
     keys = UsableKeys(settings, db, embedder)
 

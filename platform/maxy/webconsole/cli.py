@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from ..mcp.keys import ApiKey
+    from ..serving.keys import ApiKey
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 
@@ -20,7 +20,7 @@ DEFAULT_URL = "http://127.0.0.1:8765"
 def _key_for(data_root: Path, account_id: str, key_id: str | None) -> tuple[ApiKey, bool]:
     """The key to log in with, and whether it was created for this."""
     from ..errors import ValidationError
-    from ..mcp.keys import create_api_key, list_api_keys
+    from ..serving.keys import create_api_key, list_api_keys
 
     keys = list_api_keys(data_root, account_id)
     if key_id is not None:

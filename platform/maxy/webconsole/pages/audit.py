@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...provenance.audit_trail import list_tool_calls
-from ..app import Console, View
 from ..paging import PAGE_SIZE, page_of, pager
+from ..views import Console, View
 
 
 def audit(console: Console, request: Any, view: View) -> Any:

@@ -7,8 +7,8 @@ from typing import Any
 
 from ...conversations.listing import list_conversations, session_messages
 from ...conversations.search import search_messages
-from ..app import Console, NotFound, View
 from ..paging import PAGE_SIZE, page_of, pager
+from ..views import Console, NotFound, View
 
 SEARCH_LIMIT = 20
 

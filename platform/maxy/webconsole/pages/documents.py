@@ -14,8 +14,8 @@ from ...ingest.hierarchy import check_attachment_id
 from ...ingest.lifecycle import DEFAULT_GRACE_DAYS, restore_attachment, soft_delete_attachment
 from ...ingest.listing import document_outline, list_documents
 from ...logs import log_line, short
-from ..app import Console, NotFound, View, checked_form
 from ..paging import PAGE_SIZE, page_of, pager
+from ..views import Console, NotFound, View, checked_form
 
 
 def documents(console: Console, request: Any, view: View) -> Any:

@@ -9,9 +9,9 @@ from typing import Any
 from ...errors import ValidationError
 from ...memory.neighbourhood import MAX_HOPS, get_nodes
 from ...provenance.audit_trail import tool_calls_touching
-from ..app import Console, NotFound, View
 from ..present import title
 from ..vendor import graph_library_ready
+from ..views import Console, NotFound, View
 
 GRAPH_BUDGET = 150  # neighbours drawn at most: past that a picture stops being readable
 TABLE_BUDGET = 150

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...reports import list_reports
-from ..app import Console, View
 from ..paging import PAGE_SIZE, page_of, pager
+from ..views import Console, View
 
 
 def reports(console: Console, request: Any, view: View) -> Any:

@@ -10,7 +10,7 @@ from ...graph.allowlist import SEARCHABLE_LABELS, check_agent_slug
 from ...memory.recall import recall
 from ...search.config import FUSIONS
 from ...search.request import SearchRequest
-from ..app import Console, View
+from ..views import Console, View
 
 MAX_LIMIT = 50
 

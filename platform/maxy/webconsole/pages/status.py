@@ -13,8 +13,8 @@ from ...errors import MaxyError
 from ...ingest.lifecycle import DEFAULT_GRACE_DAYS
 from ...mcp.health import health_report
 from ...schema import list_indexes, recorded_embedder
-from ..app import Console, View
 from ..vendor import graph_library_ready
+from ..views import Console, View
 
 
 def status(console: Console, request: Any, view: View) -> Any:

@@ -7,8 +7,8 @@ from typing import Any
 
 from ...memory.neighbourhood import get_nodes
 from ...tasks import STATUSES, list_tasks
-from ..app import Console, View
 from ..paging import PAGE_SIZE, page_of, pager
+from ..views import Console, View
 
 PRODUCED_SHOWN = 500  # neighbours read for one page of tasks together
 

@@ -23,8 +23,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from ..agents.store import AgentConfig
 from ..logs import log_line, short
+from .store import AgentConfig
 
 DEFAULT_TIMEOUT_S = 8.0
 PROTOCOL_VERSION = "2025-06-18"

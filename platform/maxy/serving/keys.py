@@ -29,7 +29,7 @@ from ..graph.allowlist import check_agent_slug
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role
 from ..plugins.manifest import NAME_RE
-from .stdio import json_kind
+from ..textcheck import json_kind
 
 API_KEYS_FILE = "api-keys.json"
 KEY_PREFIX = "mxy"
