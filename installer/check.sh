@@ -3,6 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
-"$PY" -m ruff check platform tests benchmarks
-"$PY" -m ruff format --check platform tests benchmarks
+"$PY" -m ruff check platform plugins tests benchmarks
+"$PY" -m ruff format --check platform plugins tests benchmarks
 "$PY" -m mypy

@@ -24,7 +24,7 @@ from maxy_plugins import memory as mem
 from maxy_plugins.session import tools as ses
 from maxy_plugins.work import tools as work
 
-PLUGINS = Path(__file__).resolve().parents[2] / "platform" / "maxy_plugins"
+PLUGINS = Path(__file__).resolve().parents[2] / "plugins" / "maxy_plugins"
 
 
 def make_ctx(

@@ -19,12 +19,12 @@ from mcp.client.stdio import stdio_client
 from tests.local_http import _free_port
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env
 
-LIBRARIAN = REPO / "platform" / "maxy_plugins" / "memory" / "agents" / "librarian.md"
+LIBRARIAN = REPO / "plugins" / "maxy_plugins" / "memory" / "agents" / "librarian.md"
 
 
 def _bundled(*excluded: str) -> int:
     """How many specialists the first-party plugins ship (those not excluded)."""
-    return sum(1 for f in (REPO / "platform" / "maxy_plugins").glob("*/agents/*.md") if f.parts[-3] not in excluded)
+    return sum(1 for f in (REPO / "plugins" / "maxy_plugins").glob("*/agents/*.md") if f.parts[-3] not in excluded)
 
 
 SCOUT = (

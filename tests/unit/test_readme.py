@@ -52,7 +52,7 @@ def environment_names() -> set[str]:
     ``os.environ``, names held in ``*_ENV`` / ``ENV_VAR`` constants, every ``MAXY_*`` literal, and
     the installer's ``${NAME:-default}``."""
     names: set[str] = set()
-    for path in (REPO / "platform").rglob("*.py"):
+    for path in [*(REPO / "platform").rglob("*.py"), *(REPO / "plugins").rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
         names |= set(re.findall(r"environ(?:\.get\(|\[)\"([A-Z][A-Z0-9_]+)\"", text))
         names |= set(re.findall(r"^[A-Z_]*(?:_ENV|ENV_VAR) = \"([A-Z][A-Z0-9_]+)\"", text, re.M))

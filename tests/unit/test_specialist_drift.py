@@ -41,8 +41,8 @@ from maxy.specialists.gate import SpecialistDriftError, check_specialists, inspe
 from maxy.specialists.names import NATIVE_TOOLS, is_native, parse_mcp_name, split_tools
 
 REPO = Path(__file__).resolve().parents[2]
-LIBRARIAN = REPO / "platform" / "maxy_plugins" / "memory" / "agents" / "librarian.md"
-BUNDLED = sorted((REPO / "platform" / "maxy_plugins").glob("*/agents/*.md"))  # every first-party specialist
+LIBRARIAN = REPO / "plugins" / "maxy_plugins" / "memory" / "agents" / "librarian.md"
+BUNDLED = sorted((REPO / "plugins" / "maxy_plugins").glob("*/agents/*.md"))  # every first-party specialist
 
 
 # --- names -------------------------------------------------------------------------------
