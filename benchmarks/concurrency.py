@@ -52,8 +52,8 @@ from maxy.accounts import create_account, validate_account
 from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
+from maxy.graph.schema import apply_schema
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.schema import apply_schema
 from maxy.serving.keys import ApiKeyStore, create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client

@@ -31,11 +31,11 @@ from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
 from maxy.embeddings.base import Embedder
+from maxy.graph.schema import apply_schema
 from maxy.graph.text import embedding_text
 from maxy.graph.write import GraphWriter
 from maxy.ingest.hierarchy import IngestResult, ingest_paths
 from maxy.ingest.summarize import ExtractiveSummarizer
-from maxy.schema import apply_schema
 
 PER_SECTION = 5
 

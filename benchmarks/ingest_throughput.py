@@ -29,13 +29,13 @@ from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
 from maxy.embeddings.base import Embedder
+from maxy.graph.schema import apply_schema
 from maxy.graph.text import embedding_text
 from maxy.graph.write import GraphWriter
 from maxy.ingest.chunker import ChunkBounds
 from maxy.ingest.hierarchy import build_specs, ingest_records
 from maxy.ingest.parse import ParsedDocument, ParsedSection
 from maxy.ingest.summarize import ExtractiveSummarizer
-from maxy.schema import apply_schema
 
 
 def _planned_texts(records: list[tuple[str, str, str]]) -> list[str]:

@@ -45,10 +45,10 @@ from maxy.embeddings import get_embedder
 from maxy.evaluation.accounts import named_account
 from maxy.evaluation.beir import ensure_corpus, eval_account, load_beir
 from maxy.graph.guards import Caller
+from maxy.graph.schema import apply_schema
 from maxy.graph.write import GraphWriter
 from maxy.ingest.hierarchy import ingest_paths
 from maxy.memory.recall import recall
-from maxy.schema import apply_schema
 from maxy.search import SearchRequest
 from maxy.search.collapse import DocumentHit, collapse_documents
 from maxy.search.format import PROPERTY_INDENT, render

@@ -44,7 +44,7 @@ from maxy.db import Database
 from maxy.embeddings import get_embedder
 from maxy.evaluation.beir import ATTACHMENT_PREFIX, BeirData, ensure_corpus, eval_account, load_beir, run_queries
 from maxy.evaluation.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
-from maxy.schema import apply_schema
+from maxy.graph.schema import apply_schema
 from maxy.search.lucene import escape_lucene
 
 try:

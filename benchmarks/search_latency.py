@@ -27,9 +27,9 @@ from maxy.db import Database
 from maxy.embeddings import get_embedder
 from maxy.evaluation.metrics import percentile
 from maxy.graph.guards import Caller
+from maxy.graph.schema import apply_schema
 from maxy.neo4j.footprint import disk_footprint
 from maxy.neo4j.runtime import Neo4jRuntime
-from maxy.schema import apply_schema
 from maxy.search import BASELINE, NON_LLM, SearchRequest, hybrid
 from maxy.search.lucene import build_query
 

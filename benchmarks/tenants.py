@@ -52,7 +52,7 @@ from maxy.embeddings import get_embedder
 from maxy.evaluation.beir import ensure_corpus, eval_account, load_beir, run_queries
 from maxy.evaluation.metrics import percentile
 from maxy.graph.guards import Caller
-from maxy.schema import apply_schema
+from maxy.graph.schema import apply_schema
 from maxy.search import BASELINE, SearchRequest, hybrid
 from maxy.search.lucene import build_query
 

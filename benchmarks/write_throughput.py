@@ -21,8 +21,8 @@ from maxy.accounts import create_account, validate_account
 from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder
+from maxy.graph.schema import apply_schema
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.schema import apply_schema
 
 WORDS = (
     "graph memory agent search vector index boiler invoice customer meeting schedule report "

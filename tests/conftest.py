@@ -40,7 +40,7 @@ def embedder(settings: Settings):
 @pytest.fixture(scope="session")
 def db(neo4j_ready: Settings, embedder) -> Iterator:
     from maxy.db import Database
-    from maxy.schema import apply_schema
+    from maxy.graph.schema import apply_schema
 
     database = Database(neo4j_ready)
     apply_schema(database, embedder.dimensions, embedder=embedder)

@@ -120,7 +120,7 @@ def setup(
     get_settings.cache_clear()
     # 4. Schema.
     from .db import Database
-    from .schema import apply_schema
+    from .graph.schema import apply_schema
 
     embedder = get_embedder(settings)
     with Database(settings) as db:
@@ -280,7 +280,7 @@ def schema_apply(
     """Create missing indexes and constraints and wait until they are online."""
     from .db import Database
     from .embeddings import get_embedder
-    from .schema import apply_schema
+    from .graph.schema import apply_schema
 
     settings = load_settings()
     embedder = get_embedder(settings)

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .errors import ConfigError, SettingsError
 from .fsfaults import atomic_write, describe, not_utf8
+from .identifiers import NAME_RE, check_agent_slug
 
 DEFAULT_EMBED_MODEL = "bge-small-en-v1.5"
 SCOPE_VALUES = ("public", "shared", "admin")
@@ -55,7 +56,6 @@ _MEMORY_SIZE = re.compile(r"^[0-9]+[kmgt]?$", re.IGNORECASE)  # as the JVM's -Xm
 _NEO4J_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)+$")
 _DATABASE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,62}$")
 _ONE_TOKEN = re.compile(r"^[^\s\x00-\x1f\x7f]+$")  # no spaces, no control characters
-_PLUGIN_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # fullmatch; plugins.manifest.NAME_RE (whose import cycles)
 
 
 def expand_path(value: str | Path) -> Path:
@@ -226,7 +226,7 @@ class Settings(BaseSettings):
     @field_validator("EXCLUDED_PLUGINS")
     @classmethod
     def _plugin_names(cls, value: list[str] | None) -> list[str] | None:
-        bad = [v for v in value or () if not _PLUGIN_NAME.fullmatch(v)]
+        bad = [v for v in value or () if not NAME_RE.fullmatch(v)]
         if bad:
             raise ValueError(f"{bad[0]!r} is not a plugin name")
         return list(dict.fromkeys(value)) if value else None
@@ -355,7 +355,6 @@ class Settings(BaseSettings):
     @classmethod
     def _slug(cls, value: str | None) -> str | None:
         from .errors import ValidationError
-        from .graph.allowlist import check_agent_slug
 
         if value is None:
             return None

@@ -23,8 +23,7 @@ import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
-from .embeddings.base import EmbeddingError
-from .errors import MaxyError, ValidationError
+from .errors import EmbeddingError, MaxyError, ValidationError
 
 F = TypeVar("F", bound=Callable[..., Any])
 PIPED_WIDTH = 10_000  # wide enough that no line of ours is ever cut when the output is not a terminal

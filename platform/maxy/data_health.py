@@ -16,7 +16,7 @@ from typing import Any
 
 from .db import Database
 from .graph.allowlist import ALL_LABELS, EMBEDDED_LABELS
-from .ingest.lifecycle import DEFAULT_GRACE_DAYS
+from .graph.purge import DEFAULT_GRACE_DAYS
 
 # Grouped by label set (few of them), so a node with two labels is one node, counted under each.
 _ACCOUNT_NODES = """

@@ -54,3 +54,11 @@ class GraphWriteError(MaxyError):
     def __init__(self, reason: str, message: str):
         self.reason = reason
         super().__init__(message)
+
+
+class EmbeddingError(RuntimeError):
+    """An embedding could not be produced.
+
+    The message always says what failed and what to do next (which setting to change,
+    which command to run), so callers can show it to a person as it is.
+    """

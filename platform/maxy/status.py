@@ -9,9 +9,9 @@ from .accounts import validate_account
 from .config import Settings
 from .data_health import collect_data_health
 from .errors import AccountError, MaxyError
-from .ingest.lifecycle import DEFAULT_GRACE_DAYS
+from .graph.purge import DEFAULT_GRACE_DAYS
+from .graph.schema import FULLTEXT_INDEX, IndexInfo, expected_vector_indexes, list_indexes, recorded_embedder
 from .neo4j.known_issues import vector_filter_bug
-from .schema import FULLTEXT_INDEX, IndexInfo, expected_vector_indexes, list_indexes, recorded_embedder
 
 
 def _embedder_status(settings: Settings, problems: list[str]) -> tuple[dict[str, Any], int | None]:

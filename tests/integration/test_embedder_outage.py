@@ -8,8 +8,8 @@ import time
 
 from maxy.embeddings.ollama_embedder import OllamaEmbedder
 from maxy.graph.guards import Caller
+from maxy.graph.schema import recorded_embedder
 from maxy.graph.write import GraphWriter, NodeSpec
-from maxy.schema import recorded_embedder
 from maxy.search.pipeline import hybrid
 from maxy.search.request import SearchRequest
 

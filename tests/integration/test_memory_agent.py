@@ -20,13 +20,13 @@ import pytest
 from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
+from maxy.graph.schema import list_indexes
 from maxy.graph.write import GraphWriter
 from maxy.memoryagent import add_entry, consistency, get_context, list_entries, load_prompts, put_context
 from maxy.memoryagent.agent import MemoryAgent
 from maxy.memoryagent.control import ChatMessage, ControlState
 from maxy.memoryagent.invoker import FLUSH_EVERY, MemoryAgentInvoker
 from maxy.memoryagent.threads import DONE, HISTORY_TURNS, RECEIVED
-from maxy.schema import list_indexes
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.plugins_fixture.helpers import REPO, child_env

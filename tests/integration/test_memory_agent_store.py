@@ -17,10 +17,10 @@ from maxy.conversations.append import append_turn
 from maxy.embeddings.ollama_embedder import OllamaEmbedder
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
+from maxy.graph.schema import list_indexes, recorded_embedder
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.memoryagent import add_entry, await_consistency, consistency, get_context, list_entries, put_context
 from maxy.memoryagent.spaces import CONTEXT_LABEL, SpaceMoved, commit_next, space_node_id, space_spec
-from maxy.schema import list_indexes, recorded_embedder
 from maxy.search.config import SearchConfig
 from maxy.search.pipeline import hybrid
 from maxy.search.request import SearchRequest

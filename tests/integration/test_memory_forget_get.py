@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from maxy.errors import GraphWriteError, ValidationError
 from maxy.graph.guards import Caller
+from maxy.graph.purge import purge
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
-from maxy.ingest.lifecycle import purge
 from maxy.memory.forget import forget_node, remove_relation
 from maxy.memory.neighbourhood import get_nodes
 from maxy.search import SearchRequest, hybrid

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from maxy.errors import SchemaError
 from maxy.graph.allowlist import COMMUNITY_EMBEDDED_LABELS, INDEXED_LABELS, SEARCHABLE_LABELS
-from maxy.graph.text import _BODY_PROPS, _HEAD_PROPS
-from maxy.schema import (
+from maxy.graph.schema import (
     apply_schema,
     check_vector_dimensions,
     declared_vector_indexes,
@@ -21,6 +20,7 @@ from maxy.schema import (
     schema_text,
     statements,
 )
+from maxy.graph.text import _BODY_PROPS, _HEAD_PROPS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,7 +135,7 @@ def test_recreate_rebuilds_vector_index_and_clears_stale_vectors(db):
 
 def test_model_switch_with_same_dimensions_is_refused_until_recreate(db, embedder):
     """bge-small and MiniLM both give 384 dimensions: the recorded model catches the switch."""
-    from maxy.schema import _record_embedder, recorded_embedder
+    from maxy.graph.schema import _record_embedder, recorded_embedder
 
     assert recorded_embedder(db) == {"model": embedder.name, "dimensions": embedder.dimensions}
     with pytest.raises(SchemaError) as exc:
@@ -163,7 +163,7 @@ def test_model_switch_with_same_dimensions_is_refused_until_recreate(db, embedde
 
 
 def test_status_reports_which_model_made_the_vectors(db, embedder, settings):
-    from maxy.schema import _record_embedder
+    from maxy.graph.schema import _record_embedder
     from maxy.status import collect_status
 
     report = collect_status(settings)
@@ -188,9 +188,9 @@ class _OtherModel:
 
 
 def test_vectors_from_before_models_were_recorded_are_checked_by_re_embedding(db, embedder, account, monkeypatch):
-    from maxy import schema
+    from maxy.graph import schema
+    from maxy.graph.schema import _record_embedder, legacy_vectors_match, recorded_embedder
     from maxy.graph.write import GraphWriter, NodeSpec
-    from maxy.schema import _record_embedder, legacy_vectors_match, recorded_embedder
 
     GraphWriter(db, account, embedder).write_many(
         [

@@ -11,8 +11,8 @@ import sys
 import pytest
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
+from maxy.graph.schema import apply_schema
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
-from maxy.schema import apply_schema
 from maxy.search import BASELINE, SearchRequest, clear_index_cache, hybrid
 from maxy.search.format import OUTPUT_BUDGET, project, render
 from maxy.search.hits import Hit, Related

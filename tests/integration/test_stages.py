@@ -225,7 +225,7 @@ def test_search_request_vector_norm_is_validated_and_defaults_to_the_embedder(db
 
 
 def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, embedder, graph):
-    from maxy.schema import _record_embedder
+    from maxy.graph.schema import _record_embedder
     from maxy.search import clear_index_cache
 
     caller = Caller(account.account_id)
@@ -243,7 +243,7 @@ def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, em
 
 
 def test_vector_only_search_with_vectors_from_another_model_still_answers_by_bm25(db, account, embedder, graph):
-    from maxy.schema import _record_embedder
+    from maxy.graph.schema import _record_embedder
     from maxy.search import clear_index_cache
 
     caller = Caller(account.account_id)

@@ -1,5 +1,6 @@
-"""The import graph of the platform and the first-party plugins has no cycle across modules,
-counting every import (a function's own ones too, and those only type checkers read)."""
+"""The import graph of the platform and the first-party plugins: no cycle across modules, and
+imports run down the layers (``LAYERS``, drawn in docs/architecture.md), counting every import
+(a function's own ones too, and those only type checkers read)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,37 @@ import maxy
 import maxy_plugins
 
 ROOTS = {"maxy": Path(maxy.__file__).parent, "maxy_plugins": Path(maxy_plugins.__file__).parent}
+
+# Bottom to top: a module imports its own layer and those below. A platform package's ``http``
+# module is a router (serving); its ``cli`` module, like the command line, an application.
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    (
+        "base",
+        frozenset(
+            "__init__ errors logs config identifiers secrets textcheck fsfaults accounts db llm console httpjson "
+            "resources".split()
+        ),
+    ),
+    ("graph", frozenset("graph embeddings neo4j".split())),
+    (
+        "domain",
+        frozenset(
+            "search ingest conversations memory reports provenance tasks taskstore memoryagent dataops "
+            "community intents discovery opportunities negotiation gateway sites status data_health".split()
+        ),
+    ),
+    ("plugin api", frozenset({"plugins"})),
+    ("plugins", frozenset({"maxy_plugins"})),
+    ("serving", frozenset("mcp serving webconsole agents specialists".split())),
+    ("applications", frozenset("__main__ cli demo evaluation".split())),
+)
+# Known imports up the layers: ``maxy.Memory``, the Python API, imported on first use by the
+# package itself; the memory agent (domain) reads its prompts through its plugin's manifest.
+UPWARD = {
+    ("maxy", "maxy.memory.api"),
+    ("maxy.memoryagent.prompts", "maxy.plugins.discovery"),
+    ("maxy.memoryagent.prompts", "maxy.plugins.manifest"),
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -93,6 +125,27 @@ def test_no_module_imports_its_way_back_to_itself() -> None:
     graph = _graph()
     assert len(graph) > 250  # the whole platform and every first-party plugin
     assert _cycles(graph) == []
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    if parts[0] == "maxy" and parts[-1] == "cli":
+        return len(LAYERS) - 1
+    if parts[0] == "maxy" and parts[-1] == "http":
+        return next(i for i, (name, _) in enumerate(LAYERS) if name == "serving")
+    key = "maxy_plugins" if parts[0] == "maxy_plugins" else (parts[1] if len(parts) > 1 else "__init__")
+    return next(i for i, (_, members) in enumerate(LAYERS) if key in members)
+
+
+def test_every_module_has_a_layer() -> None:
+    placed = {module: layer(module) for module in _modules()}
+    assert placed["maxy.graph.schema"] < placed["maxy.search.pipeline"] < placed["maxy.mcp.server"]
+    assert placed["maxy.negotiation.http"] == placed["maxy.serving.app"]
+
+
+def test_imports_run_down_the_layers() -> None:
+    upward = {(a, b) for a, targets in _graph().items() for b in targets if layer(b) > layer(a)}
+    assert upward == UPWARD and len(upward) <= 3
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from maxy.graph.schema import FULLTEXT_INDEX, IndexInfo
 from maxy.memoryagent.consistency import VECTOR_INDEX, fulltext_probe, index_problem
-from maxy.schema import FULLTEXT_INDEX, IndexInfo
 
 VECTOR = IndexInfo(VECTOR_INDEX, "VECTOR", "ONLINE", ["MemoryEntry"], ["embedding", "accountId"], 384, 100.0)
 FULLTEXT = IndexInfo(FULLTEXT_INDEX, "FULLTEXT", "ONLINE", ["Person", "MemoryEntry"], ["name", "summary"], None, 100.0)

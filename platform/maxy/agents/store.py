@@ -21,7 +21,7 @@ from typing import Any
 from ..accounts import accounts_dir, validate_account
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
-from ..graph.allowlist import check_agent_slug
+from ..identifiers import check_agent_slug
 from ..logs import log_line, short
 
 AGENTS_DIR = "agents"

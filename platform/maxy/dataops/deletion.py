@@ -21,7 +21,7 @@ from typing import Any
 
 from ..db import Database
 from ..errors import AccountError, ValidationError
-from ..ingest.lifecycle import DEFAULT_GRACE_DAYS, purge
+from ..graph.purge import DEFAULT_GRACE_DAYS, purge
 from ..logs import log_line, short
 from . import account_files
 

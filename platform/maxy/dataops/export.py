@@ -16,8 +16,8 @@ from typing import Any, TextIO
 
 from ..db import Database
 from ..errors import MaxyError
+from ..graph.schema import recorded_embedder
 from ..logs import log_line, short
-from ..schema import recorded_embedder
 from ..textcheck import printable
 from . import account_files, jsonl
 

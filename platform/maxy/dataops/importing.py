@@ -29,8 +29,8 @@ from ..db import Database
 from ..embeddings.base import Embedder
 from ..errors import GraphWriteError, MaxyError, ValidationError
 from ..graph.allowlist import quote
+from ..graph.schema import recorded_embedder
 from ..logs import log_line, short
-from ..schema import recorded_embedder
 from ..textcheck import check_clean
 from . import account_files, jsonl
 

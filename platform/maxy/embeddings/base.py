@@ -7,15 +7,10 @@ import time
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from maxy.errors import EmbeddingError
 from maxy.logs import log_line
 
-
-class EmbeddingError(RuntimeError):
-    """An embedding could not be produced.
-
-    The message always says what failed and what to do next (which setting to change,
-    which command to run), so callers can show it to a person as it is.
-    """
+__all__ = ["Embedder", "EmbeddingError", "check_texts", "log_embedded"]  # EmbeddingError: maxy.errors
 
 
 @runtime_checkable

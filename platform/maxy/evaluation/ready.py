@@ -13,7 +13,7 @@ def schema_ready(settings: Any) -> Iterator[tuple[Any, Any]]:
     is closed afterwards."""
     from ..db import Database
     from ..embeddings import get_embedder
-    from ..schema import apply_schema
+    from ..graph.schema import apply_schema
 
     embedder = get_embedder(settings)
     with Database(settings) as db:

@@ -260,7 +260,6 @@ PROVENANCE_GATED_LABELS: frozenset[str] = frozenset(
 )
 
 _PROPERTY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
-_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
 def check_label(label: object, *, field: str = "labels") -> str:
@@ -298,14 +297,6 @@ def check_property_name(name: object, *, field: str = "properties", allow_reserv
     if not allow_reserved and name in RESERVED_PROPERTIES:
         raise ValidationError(field, f"property {name!r} is set by the graph layer and cannot be written")
     return name
-
-
-def check_agent_slug(slug: object, *, field: str = "agents") -> str:
-    if not isinstance(slug, str) or not _SLUG_RE.match(slug):
-        raise ValidationError(
-            field, f"invalid agent slug {slug!r}: lower-case letters, digits, '-' or '_' (at most 64)"
-        )
-    return slug
 
 
 def quote(identifier: str) -> str:

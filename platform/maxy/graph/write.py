@@ -29,6 +29,7 @@ from ..config import SCOPE_VALUES
 from ..db import Database
 from ..embeddings.base import Embedder, EmbeddingError
 from ..errors import GraphWriteError, ValidationError
+from ..identifiers import check_agent_slug
 from ..logs import log_line, short
 from .allowlist import (
     COMMUNITY,
@@ -36,7 +37,6 @@ from .allowlist import (
     COMMUNITY_RECORD,
     PROVENANCE_GATED_LABELS,
     PROVENANCE_SOURCE_LABELS,
-    check_agent_slug,
     check_labels,
     check_property_name,
     check_relationship_type,
@@ -46,6 +46,7 @@ from .allowlist import (
 from .confine import check_confined, default_visibility, not_writable, resolve_update
 from .guards import Caller, Guard, both, node_guard, outside_community
 from .names import ALIAS_PROPS, NAME_PROPS, node_keys
+from .schema import check_vector_dimensions
 from .text import embedding_text
 from .validity import date_text
 
@@ -392,7 +393,6 @@ class GraphWriter:
     def _check_dimensions(self) -> None:
         if self._dims_checked or self.embedder is None:
             return
-        from ..schema import check_vector_dimensions  # late import: schema imports this package
 
         check_vector_dimensions(self.db, self.embedder.dimensions, self.embedder.name)
         self._dims_checked = True

@@ -7,6 +7,7 @@ the operator's listing of documents and their outline.
 
 from __future__ import annotations
 
+from ..graph.purge import DEFAULT_GRACE_DAYS, purge
 from .chunker import ChunkBounds, chunk_text, split_sentences, split_units
 from .hierarchy import (
     FileSet,
@@ -23,7 +24,7 @@ from .hierarchy import (
     ingest_records,
     protected_folders,
 )
-from .lifecycle import DEFAULT_GRACE_DAYS, purge, restore_attachment, soft_delete_attachment
+from .lifecycle import restore_attachment, soft_delete_attachment
 from .listing import document_outline, list_documents
 from .parse import (
     SUPPORTED_EXTENSIONS,

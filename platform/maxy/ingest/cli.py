@@ -244,7 +244,7 @@ def register(app: typer.Typer) -> None:
         """Hard-delete nodes soft-deleted longer ago than the grace period (--dry-run lists them)."""
         from ..errors import ValidationError
         from ..graph.guards import Caller
-        from .lifecycle import purge, purge_preview
+        from ..graph.purge import purge, purge_preview
 
         validated, db, settings = _writer_context(load_settings())
         try:

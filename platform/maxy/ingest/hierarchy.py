@@ -42,10 +42,10 @@ import neo4j
 from ..config import SCOPE_VALUES, config_dir, get_settings
 from ..embeddings.base import EmbeddingError
 from ..errors import GraphWriteError, ValidationError
-from ..graph.allowlist import check_agent_slug
 from ..graph.confine import default_visibility, id_root
 from ..graph.guards import domain_guard, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec, WriteResult
+from ..identifiers import check_agent_slug
 from ..logs import log_line, short
 from .chunker import ChunkBounds, chunk_text
 from .lexical import lexical_vectors

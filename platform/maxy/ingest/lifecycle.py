@@ -1,4 +1,5 @@
-"""Soft delete and purge.
+"""Soft delete and restore of an ingested document (the purge of what stays deleted is
+:mod:`maxy.graph.purge`).
 
 ``soft_delete_attachment`` stamps ``deletedAt`` (ISO 8601, UTC) on a KnowledgeDocument and
 on every Section and Chunk of the same attachmentId in the same account, in one
@@ -6,16 +7,12 @@ transaction; every read path then hides them (guard layer 1). Deleting again kee
 first timestamp, so the grace period is not restarted. Re-ingesting the attachment
 replaces the hierarchy and so clears deletedAt.
 
-``purge`` hard-deletes (DETACH DELETE) the account's nodes whose deletedAt is older than
-the grace period (7 days by default), in batches (``CALL {...} IN TRANSACTIONS``): it is
-safe to interrupt and re-run.
-
 ``restore_attachment`` is soft delete's mirror: it removes deletedAt from a soft-deleted
 KnowledgeDocument and from the Sections and Chunks of its attachmentId, in one transaction.
 Only an admin view restores (``Caller.admin_view``: a public or shared view never sees what was
 deleted, so it has nothing to restore).
 
-All of them reach only the caller's domain (``domain_guard``: account, pinned scopes and agent,
+Both reach only the caller's domain (``domain_guard``: account, pinned scopes and agent,
 live or deleted; restore the deleted, finished nodes of it, ``deleted_guard``): a pinned caller
 cannot delete, and so cannot probe, a document it may not read.
 """
@@ -23,20 +20,18 @@ cannot delete, and so cannot probe, a document it may not read.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import neo4j
 
 from ..db import Database
-from ..errors import GraphWriteError, ValidationError
+from ..errors import GraphWriteError
 from ..graph.confine import not_writable
 from ..graph.guards import Caller, deleted_guard, domain_guard
+from ..graph.purge import iso_utc, view_of
 from ..logs import log_line, short
 from .hierarchy import check_attachment_id
-
-DEFAULT_GRACE_DAYS = 7
-PURGE_BATCH_ROWS = 1000
 
 
 def _soft_delete_query(caller: Caller) -> tuple[str, dict[str, Any]]:
@@ -76,49 +71,6 @@ def _restore_query(caller: Caller) -> tuple[str, dict[str, Any]]:
     return query, d.params
 
 
-_EXPIRED = "n.deletedAt IS NOT NULL AND datetime(n.deletedAt) < datetime($cutoff)"
-
-
-def _purge_query(caller: Caller) -> tuple[str, dict[str, Any]]:
-    n = domain_guard(caller, "n")
-    query = f"""
-    MATCH (n:Node {{accountId: $acc}})
-    WHERE {_EXPIRED} AND {n.clause}
-    WITH n, [l IN labels(n) WHERE l <> 'Node'] AS labels
-    CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF $rows ROWS
-    UNWIND (CASE WHEN size(labels) = 0 THEN ['Node'] ELSE labels END) AS label
-    RETURN label, count(*) AS count
-    """
-    return query, n.params
-
-
-def _preview_query(caller: Caller) -> tuple[str, dict[str, Any]]:
-    n = domain_guard(caller, "n")
-    query = f"""
-    MATCH (n:Node {{accountId: $acc}})
-    WHERE {_EXPIRED} AND {n.clause}
-    WITH n, [l IN labels(n) WHERE l <> 'Node'] AS labels
-    UNWIND (CASE WHEN size(labels) = 0 THEN ['Node'] ELSE labels END) AS label
-    WITH label, count(*) AS count,
-         collect(CASE WHEN label = 'KnowledgeDocument'
-                      THEN {{attachmentId: n.attachmentId, title: n.title, deletedAt: n.deletedAt}} END) AS docs
-    RETURN label, count, docs[..$shown] AS docs ORDER BY label
-    """
-    return query, n.params
-
-
-def _caller(account_id: str, caller: Caller | None) -> Caller:
-    if not account_id:
-        raise ValidationError("accountId", "a validated account id is required")
-    if caller is not None and caller.account_id != account_id:
-        raise ValidationError("accountId", "the caller belongs to another account")
-    return caller or Caller(account_id)
-
-
-def _iso(value: datetime) -> str:
-    return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
-
-
 def soft_delete_attachment(
     db: Database,
     account_id: str,
@@ -132,10 +84,10 @@ def soft_delete_attachment(
     Raises GraphWriteError(reason="not-writable") naming attachmentId when the caller's
     domain (default: the whole account) has no KnowledgeDocument with that attachmentId.
     """
-    view = _caller(account_id, caller)
+    view = view_of(account_id, caller)
     attachment_id = check_attachment_id(attachment_id)
     started = time.perf_counter()
-    stamp = _iso(now or datetime.now(UTC))
+    stamp = iso_utc(now or datetime.now(UTC))
     query, params = _soft_delete_query(view)
 
     def work(tx: neo4j.ManagedTransaction) -> dict[str, Any] | None:
@@ -180,7 +132,7 @@ def restore_attachment(db: Database, account_id: str, attachment_id: str, *, cal
     another account alike: a second restore changes nothing and says so), and
     GraphWriteError(reason="not-admin") for a caller without the admin view.
     """
-    view = _caller(account_id, caller)
+    view = view_of(account_id, caller)
     attachment_id = check_attachment_id(attachment_id)
     if not view.admin_view:
         raise GraphWriteError(
@@ -209,63 +161,3 @@ def restore_attachment(db: Database, account_id: str, attachment_id: str, *, cal
         ms=round((time.perf_counter() - started) * 1000),
     )
     return restored
-
-
-def _cutoff(grace_days: float, now: datetime | None) -> str:
-    if isinstance(grace_days, bool) or not isinstance(grace_days, (int, float)) or grace_days < 0:
-        raise ValidationError("graceDays", "must be a number of days >= 0")
-    return _iso((now or datetime.now(UTC)) - timedelta(days=grace_days))
-
-
-def purge_preview(
-    db: Database,
-    account_id: str,
-    grace_days: float = DEFAULT_GRACE_DAYS,
-    now: datetime | None = None,
-    *,
-    caller: Caller | None = None,
-    shown: int = 50,
-) -> dict[str, Any]:
-    """What :func:`purge` would delete, deleting nothing: counts per label and the first
-    ``shown`` documents (attachmentId, title, deletedAt)."""
-    view = _caller(account_id, caller)
-    cutoff = _cutoff(grace_days, now)
-    query, params = _preview_query(view)
-    rows = db.read(query, acc=account_id, cutoff=cutoff, shown=shown, **params)
-    return {
-        "cutoff": cutoff,
-        "counts": {r["label"]: int(r["count"]) for r in rows},
-        "documents": [d for r in rows for d in r["docs"]],
-    }
-
-
-def purge(
-    db: Database,
-    account_id: str,
-    grace_days: float = DEFAULT_GRACE_DAYS,
-    now: datetime | None = None,
-    *,
-    caller: Caller | None = None,
-) -> dict[str, int]:
-    """Hard-delete the caller's nodes (default: the account's) soft-deleted more than
-    ``grace_days`` ago; counts per label.
-
-    A node with several labels (besides the base :Node) is counted under each of them.
-    """
-    view = _caller(account_id, caller)
-    cutoff = _cutoff(grace_days, now)
-    started = time.perf_counter()
-    query, params = _purge_query(view)
-    rows = db.autocommit(query, acc=account_id, cutoff=cutoff, rows=PURGE_BATCH_ROWS, **params)
-    counts = {r["label"]: int(r["count"]) for r in sorted(rows, key=lambda r: r["label"])}
-    log_line(
-        "ingest",
-        op="purge",
-        accountId=short(account_id),
-        grace_days=grace_days,
-        cutoff=cutoff,
-        deleted=sum(counts.values()),
-        labels=[f"{k}:{v}" for k, v in counts.items()],
-        ms=round((time.perf_counter() - started) * 1000),
-    )
-    return counts

@@ -33,7 +33,7 @@ from ..accounts import validate_account
 from ..config import MEMBER_ID_PATTERN, TASK_ROLE_VALUES, Settings, config_dir, env_file
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
-from ..graph.allowlist import check_agent_slug
+from ..identifiers import check_agent_slug
 from ..logs import log_line
 from ..plugins.api import Role
 from ..plugins.discovery import LoadedPlugin

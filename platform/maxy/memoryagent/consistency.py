@@ -21,10 +21,10 @@ import neo4j
 from ..embeddings.base import EmbeddingError
 from ..errors import ValidationError
 from ..graph.guards import node_guard
+from ..graph.schema import FULLTEXT_INDEX, IndexInfo, list_indexes
 from ..graph.text import embedding_text
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
-from ..schema import FULLTEXT_INDEX, IndexInfo, list_indexes
 from ..search.lucene import escape_lucene, terms
 from .spaces import ENTRY_LABEL, check_memory, space_node_id
 

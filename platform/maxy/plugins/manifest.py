@@ -31,12 +31,12 @@ from typing import Any
 import yaml
 
 from ..errors import MaxyError
+from ..identifiers import NAME_RE
 
 MANIFEST_FILE = "PLUGIN.md"
 # tools/list ``_meta`` key that makes Claude Code load a tool eagerly (no ToolSearch round-trip)
 EAGER_META_KEY = "anthropic/alwaysLoad"
 # matched whole (fullmatch: a "$" would let a trailing newline through)
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # a plugin's, its server's, a specialist's name
 _TOOL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 # manifest key -> ToolFlags attribute

@@ -33,7 +33,7 @@ import snowballstemmer
 
 from ..db import Database
 from ..graph.allowlist import RESERVED_PROPERTIES
-from ..schema import FULLTEXT_INDEX
+from ..graph.schema import FULLTEXT_INDEX
 from .hits import Hit
 from .lucene import MAX_TERMS, STOP_WORDS, build_query, escape_lucene
 from .relevance import hit_text

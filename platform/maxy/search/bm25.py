@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from ..db import Database
 from ..graph.guards import Caller, Guard, both, generic_guard
+from ..graph.schema import FULLTEXT_INDEX
 from ..graph.validity import event_time
-from ..schema import FULLTEXT_INDEX
 from .account_bm25 import account_corpus, counting, rescore
 from .graph_expansion import properties_of, visible
 from .hits import Hit

@@ -107,9 +107,9 @@ def register(app: typer.Typer) -> None:
         from ..db import Database
         from ..embeddings import get_embedder
         from ..graph.guards import Caller
+        from ..graph.schema import apply_schema
         from ..graph.write import GraphWriter
         from ..ingest.rechunk import rechunk_size_only
-        from ..schema import apply_schema
         from .reindex import count_missing
         from .reindex import reindex as run_reindex
 
@@ -185,7 +185,7 @@ def _report_reindex(summary: dict[str, Any], model: str, json_out: bool) -> None
 
 def _agent_slug(value: str | None) -> str | None:
     from ..errors import ValidationError
-    from ..graph.allowlist import check_agent_slug
+    from ..identifiers import check_agent_slug
 
     if value is None:
         return None

@@ -8,7 +8,7 @@ import time
 
 from ..db import Database
 from ..graph.allowlist import ALL_LABELS
-from ..schema import FULLTEXT_INDEX, on_schema_change
+from ..graph.schema import FULLTEXT_INDEX, on_schema_change
 
 _lock = threading.Lock()
 _vector_map: dict[str, str] | None = None  # label -> index name
@@ -62,7 +62,7 @@ def recorded_model(db: Database) -> str | None:
     global _model
     with _lock:
         if _model is None or time.monotonic() - _model[1] > _MODEL_TTL_S:
-            from ..schema import recorded_embedder
+            from ..graph.schema import recorded_embedder
 
             recorded = recorded_embedder(db)
             _model = (None if recorded is None else recorded.get("model"), time.monotonic())

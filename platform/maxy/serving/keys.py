@@ -25,10 +25,9 @@ from ..accounts import accounts_dir, list_accounts, read_account, validate_accou
 from ..config import MEMBER_ID_PATTERN, SCOPE_VALUES, TASK_ROLE_VALUES
 from ..errors import ConfigError, ValidationError
 from ..fsfaults import atomic_write
-from ..graph.allowlist import check_agent_slug
+from ..identifiers import NAME_RE, check_agent_slug
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role
-from ..plugins.manifest import NAME_RE
 from ..textcheck import json_kind
 
 API_KEYS_FILE = "api-keys.json"

@@ -29,8 +29,9 @@ import yaml
 
 from ..accounts import accounts_dir
 from ..fsfaults import yaml_error_at
+from ..identifiers import NAME_RE
 from ..logs import short
-from ..plugins.manifest import NAME_RE, ManifestError, split_front_matter
+from ..plugins.manifest import ManifestError, split_front_matter
 from .names import split_tools
 
 SPECIALISTS_DIR = "specialists"

@@ -6,7 +6,8 @@ from typing import Any
 
 from ...config import SCOPE_VALUES
 from ...errors import ValidationError
-from ...graph.allowlist import SEARCHABLE_LABELS, check_agent_slug
+from ...graph.allowlist import SEARCHABLE_LABELS
+from ...identifiers import check_agent_slug
 from ...memory.recall import recall
 from ...search.config import FUSIONS
 from ...search.request import SearchRequest

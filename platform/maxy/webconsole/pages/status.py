@@ -10,9 +10,9 @@ from typing import Any
 
 from ...data_health import collect_data_health
 from ...errors import MaxyError
-from ...ingest.lifecycle import DEFAULT_GRACE_DAYS
+from ...graph.purge import DEFAULT_GRACE_DAYS
+from ...graph.schema import list_indexes, recorded_embedder
 from ...mcp.health import health_report
-from ...schema import list_indexes, recorded_embedder
 from ..vendor import graph_library_ready
 from ..views import Console, View
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import neo4j
 
-from .db import Database
-from .errors import SchemaError
-from .logs import log_line
+from ..db import Database
+from ..errors import SchemaError
+from ..logs import log_line
+from .text import embedding_text
 
 PLACEHOLDER = "{{EMBED_DIMENSIONS}}"
 FULLTEXT_INDEX = "entity_search"
@@ -213,8 +214,6 @@ def legacy_vectors_match(db: Database, embedder: Any, account_id: str | None = N
     Each sampled node's embedding text is rebuilt exactly as the writer builds it and
     re-embedded; the same model gives the same vector (cosine ~1), another model does not.
     """
-    from .graph.text import embedding_text
-
     where = "AND n.accountId = $acc" if account_id else ""
     rows = db.read(
         f"MATCH (n:Node) WHERE n.embedding IS NOT NULL AND n.deletedAt IS NULL {where} "
