@@ -390,7 +390,7 @@ def _register_feature_commands() -> None:
         "maxy.webconsole.cli",
         "maxy.agents.cli",
         "maxy.gateway.cli",
-        "maxy.negotiation.cli",
+        "maxy.community.negotiation.cli",
         "maxy.sites.cli",
         "maxy.specialists.cli",
     ):

@@ -20,3 +20,8 @@ def check_agent_slug(slug: object, *, field: str = "agents") -> str:
             field, f"invalid agent slug {slug!r}: lower-case letters, digits, '-' or '_' (at most 64)"
         )
     return slug
+
+
+def unknown_member(member_id: object, field: str = "memberId") -> ValidationError:
+    """The one refusal for a member that does not exist or that the caller may not name."""
+    return ValidationError(field, f"no member {member_id!r} you can see in this account; list_networks shows them")

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from maxy.community.members import upsert_profile
+from maxy.community.opportunities import create_opportunity
 from maxy.community.view import community_writer
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter
-from maxy.opportunities import create_opportunity
 
 SEED = {"score": 84, "reasoning": "Ada needs a compiler engineer; Bob builds compilers", "valencyRole": "agent"}
 

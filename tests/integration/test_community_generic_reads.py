@@ -24,6 +24,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from maxy.community import community_writer, create_network, join_network, upsert_profile
+from maxy.community.negotiation import Negotiations
+from maxy.community.opportunities import create_opportunity
 from maxy.config import load_settings
 from maxy.dataops.export import export_account
 from maxy.errors import MaxyError
@@ -33,8 +35,6 @@ from maxy.graph.nodes import read_node, readable_node_ids
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.memory.forget import forget_node, remove_relation
 from maxy.memory.neighbourhood import get_nodes
-from maxy.negotiation import Negotiations
-from maxy.opportunities import create_opportunity
 from maxy.search.exact_name import exact_hits
 from maxy.search.graph_expansion import expand
 from maxy.search.hits import Hit

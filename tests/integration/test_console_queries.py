@@ -39,8 +39,8 @@ from maxy.ingest import (
 )
 from maxy.mcp.audit import ToolCallRecord, record_tool_call
 from maxy.provenance import list_tool_calls, tool_calls_touching
+from maxy.provenance.tasks import list_tasks
 from maxy.search import BASELINE, SearchRequest, hybrid
-from maxy.tasks import list_tasks
 from maxy_plugins.work import tools as work
 
 from tests.conftest import purge_account

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 from maxy.community import MemberView, add_member, community_writer, create_network, upsert_profile
+from maxy.community.discovery import discover_opportunities
+from maxy.community.negotiation import Negotiations, sweep
+from maxy.community.opportunities import get_opportunity
 from maxy.config import load_settings
-from maxy.discovery import discover_opportunities
 from maxy.graph.guards import Caller
-from maxy.negotiation import Negotiations, sweep
-from maxy.opportunities import get_opportunity
 from maxy_plugins.community.discovery_tools import Discovery
 
 from tests.fake_anthropic import FakeAnthropic

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 from maxy.community import MemberView, add_member, community_writer, create_network, get_profile, upsert_profile
-from maxy.discovery import discover_opportunities
+from maxy.community.discovery import discover_opportunities
+from maxy.community.negotiation import Negotiations
+from maxy.community.negotiation.parked import respond_as_member
+from maxy.community.opportunities import get_opportunity
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
-from maxy.negotiation import Negotiations
-from maxy.negotiation.parked import respond_as_member
-from maxy.opportunities import get_opportunity
 
 from tests.fake_anthropic import FakeAnthropic
 

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from maxy.community import MemberView, add_member, community_writer, create_network, join_network, upsert_profile
+from maxy.community.discovery import discover_opportunities
+from maxy.community.intents import create_intents, read_intents
 from maxy.config import load_settings
-from maxy.discovery import discover_opportunities
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
-from maxy.intents import create_intents, read_intents
 
 from tests.conftest import purge_account
 from tests.fake_anthropic import FakeAnthropic

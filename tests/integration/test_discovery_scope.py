@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from maxy.community import MemberView, add_member, community_writer, create_network, upsert_profile
+from maxy.community.discovery import discover_opportunities, search
 from maxy.config import load_settings
-from maxy.discovery import discover_opportunities, search
 from maxy.graph.guards import Caller
 
 from tests.fake_anthropic import FakeAnthropic

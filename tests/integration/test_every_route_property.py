@@ -31,8 +31,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from maxy.accounts import create_account, validate_account
 from maxy.agents import AgentConfig, create_agent
+from maxy.community.negotiation import Negotiations
 from maxy.config import load_settings
-from maxy.negotiation import Negotiations
 from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key

@@ -10,10 +10,8 @@ import re
 
 import pytest
 from maxy.community import MemberView, add_member, community_writer, create_network, trace, upsert_profile
-from maxy.discovery import discover_opportunities
-from maxy.errors import ValidationError
-from maxy.graph.guards import Caller
-from maxy.intents import (
+from maxy.community.discovery import discover_opportunities
+from maxy.community.intents import (
     assign_intent_network,
     create_intents,
     delete_intent,
@@ -21,6 +19,8 @@ from maxy.intents import (
     read_intents,
     update_intent,
 )
+from maxy.errors import ValidationError
+from maxy.graph.guards import Caller
 
 PROFILES = {
     "ada": ("Ada", "Founder building a React app for community gardens", ["product", "gardening"]),

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 from maxy.community import trace
+from maxy.community.negotiation import Negotiations, TurnConflict, pickup, respond, sweep
+from maxy.community.opportunities import create_opportunity, get_opportunity
 from maxy.community.view import MemberView
 from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
-from maxy.negotiation import Negotiations, TurnConflict, pickup, respond, sweep
-from maxy.opportunities import create_opportunity, get_opportunity
 from maxy.taskstore import TaskStore
 
 from tests.fake_anthropic import FakeAnthropic
@@ -216,8 +216,8 @@ def test_a_turn_that_keeps_changing_under_every_try_is_a_conflict(
     never as the 404 of a negotiation the member cannot see."""
     from types import SimpleNamespace
 
-    from maxy.negotiation import http as negotiation_http
-    from maxy.negotiation import state as st
+    from maxy.community.negotiation import http as negotiation_http
+    from maxy.community.negotiation import state as st
 
     negotiations, opp_id = _setup(db, account, embedder, clock)
     _script(llm, ["propose"])
@@ -354,7 +354,7 @@ def test_a_restart_in_the_middle_loses_nothing_and_does_nothing_twice(
     # a new process: the claimed turn is still there, and its agent answers it; the process dies
     # after recording the outcome, before updating the opportunity and the task
     restarted = Negotiations(db, account, load_settings(ANTHROPIC_API_KEY="test-key"), embedder=embedder, clock=clock)
-    from maxy.negotiation import engine
+    from maxy.community.negotiation import engine
 
     def crash(self: Any, n: Any) -> Any:
         raise RuntimeError("killed")
@@ -432,7 +432,7 @@ def test_maxy_negotiations_sweep_fires_what_is_due_by_the_wall_clock(
 
 
 def test_a_members_own_server_answers_its_waiting_turn(db, account, embedder, clock, llm) -> None:
-    from maxy.negotiation.parked import respond_as_member
+    from maxy.community.negotiation.parked import respond_as_member
 
     negotiations, opp_id = _setup(db, account, embedder, clock)
     _script(llm, ["propose"])
@@ -448,7 +448,7 @@ def test_a_members_own_server_answers_its_waiting_turn(db, account, embedder, cl
 
 
 def test_opportunities_send_accept_and_dedupe_against_an_accepted_pair(db, account, embedder) -> None:
-    from maxy.opportunities import decide_opportunity, send_opportunity
+    from maxy.community.opportunities import decide_opportunity, send_opportunity
 
     writer = ada_and_bob(db, account, embedder)
     args = {

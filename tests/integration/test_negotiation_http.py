@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
+from maxy.community.negotiation import Negotiations
+from maxy.community.negotiation.http import MAX_BODY_BYTES, TOO_LARGE
 from maxy.config import load_settings
-from maxy.negotiation import Negotiations
-from maxy.negotiation.http import MAX_BODY_BYTES, TOO_LARGE
 from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key

@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from maxy.community.negotiation import Negotiations
+from maxy.community.negotiation import state as st
+from maxy.community.opportunities import get_opportunity
 from maxy.community.view import MemberView
 from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
-from maxy.negotiation import Negotiations
-from maxy.negotiation import state as st
-from maxy.opportunities import get_opportunity
 
 from tests.integration.negotiation_setup import SEED, opportunity
 

@@ -25,6 +25,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from maxy.community import community_writer, upsert_profile
+from maxy.community.negotiation import Negotiations
+from maxy.community.negotiation.parked import respond_as_member
+from maxy.community.opportunities import create_opportunity
 from maxy.community.view import MemberView
 from maxy.config import load_settings
 from maxy.conversations.append import append_turn
@@ -37,14 +40,11 @@ from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter
 from maxy.memory.neighbourhood import get_nodes
 from maxy.memory.recall import recall
-from maxy.negotiation import Negotiations
-from maxy.negotiation.parked import respond_as_member
-from maxy.opportunities import create_opportunity
 from maxy.provenance.queries import produced_by_conversation, tasks_by_kind
+from maxy.provenance.tasks import list_tasks, open_tasks
 from maxy.search import SearchRequest
 from maxy.search.bm25 import bm25_search
 from maxy.search.vector import vector_search
-from maxy.tasks import list_tasks, open_tasks
 from maxy.taskstore import TaskStore
 
 WORD = "quokkaharbour"

@@ -16,7 +16,7 @@ from tests.plugins_fixture.helpers import REPO, child_env
 
 def readme_example() -> str:
     text = (REPO / "README.md").read_text()
-    section = text[text.index("### From Python") :]
+    section = text[text.index("## From Python") :]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
 
 

@@ -15,7 +15,7 @@ from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.memory.forget import forget_node, remove_relation
 from maxy.provenance import produced_ids
-from maxy.tasks import list_tasks
+from maxy.provenance.tasks import list_tasks
 from maxy.taskstore import NO_ROLE, STATUS_OF_PHASE, RetryPolicy, TaskConflict, TaskStore, replay
 
 SPEC = {

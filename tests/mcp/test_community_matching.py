@@ -13,10 +13,10 @@ from typing import Any
 
 import anyio
 from maxy.community import MemberView, add_member, community_writer, create_network, upsert_profile
+from maxy.community.intents import create_intents
+from maxy.community.opportunities import get_opportunity
 from maxy.config import load_settings
 from maxy.graph.guards import Caller
-from maxy.intents import create_intents
-from maxy.opportunities import get_opportunity
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 

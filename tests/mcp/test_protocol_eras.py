@@ -22,10 +22,10 @@ import httpx2
 import pytest
 from jsonschema import Draft202012Validator
 from maxy.community import community_writer
+from maxy.community.negotiation import Negotiations
+from maxy.community.opportunities import create_opportunity
 from maxy.config import load_settings
 from maxy.graph.guards import Caller
-from maxy.negotiation import Negotiations
-from maxy.opportunities import create_opportunity
 from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key

@@ -11,13 +11,13 @@ from typing import Any
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
+from maxy.community.opportunities.statuses import STATUSES
 from maxy.config import SCOPE_VALUES, load_settings
 from maxy.graph.allowlist import ALL_LABELS, INDEXED_LABELS, RELATIONSHIP_TYPES
 from maxy.mcp.server import create_mcp_server, pinned_context
-from maxy.opportunities.statuses import STATUSES
 from maxy.plugins.discovery import discover_plugins
+from maxy.provenance.tasks import DONE_STATUSES, OPEN_STATUSES
 from maxy.search.classifier import RETRIEVAL_CLASSES
-from maxy.tasks import DONE_STATUSES, OPEN_STATUSES
 from maxy.taskstore import PHASES
 from mcp import Client
 

@@ -27,8 +27,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "domain",
         frozenset(
-            "search ingest conversations memory reports provenance tasks taskstore memoryagent dataops "
-            "community intents discovery opportunities negotiation gateway sites status data_health".split()
+            "search ingest conversations memory reports provenance taskstore memoryagent dataops "
+            "community gateway sites status data_health".split()
         ),
     ),
     ("plugin api", frozenset({"plugins"})),
@@ -140,7 +140,7 @@ def layer(module: str) -> int:
 def test_every_module_has_a_layer() -> None:
     placed = {module: layer(module) for module in _modules()}
     assert placed["maxy.graph.schema"] < placed["maxy.search.pipeline"] < placed["maxy.mcp.server"]
-    assert placed["maxy.negotiation.http"] == placed["maxy.serving.app"]
+    assert placed["maxy.community.negotiation.http"] == placed["maxy.serving.app"]
 
 
 def test_imports_run_down_the_layers() -> None:

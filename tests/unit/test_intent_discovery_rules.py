@@ -4,12 +4,12 @@ weighting, reconciliation's checks, lens parsing, merging, bands, roles and rank
 from __future__ import annotations
 
 import pytest
-from maxy.discovery.evaluation import evaluations_from, fallback
-from maxy.discovery.lenses import fallback_lenses, lenses_from
-from maxy.discovery.ranking import Candidate, Evaluation, band, complement, merge, rank, role_from_types
-from maxy.intents.indexer import THRESHOLD, IndexScore, final_score
-from maxy.intents.reconcile import checked_actions, rule_actions
-from maxy.intents.verification import is_vague, verdict_from
+from maxy.community.discovery.evaluation import evaluations_from, fallback
+from maxy.community.discovery.lenses import fallback_lenses, lenses_from
+from maxy.community.discovery.ranking import Candidate, Evaluation, band, complement, merge, rank, role_from_types
+from maxy.community.intents.indexer import THRESHOLD, IndexScore, final_score
+from maxy.community.intents.reconcile import checked_actions, rule_actions
+from maxy.community.intents.verification import is_vague, verdict_from
 from maxy.llm import LLMUnavailable
 
 

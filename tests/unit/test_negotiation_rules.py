@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from maxy.community.negotiation.negotiator import Seat, rule_turn, seed_roles
+from maxy.community.negotiation.timers import Timer, due, due_at
+from maxy.community.negotiation.turns import Turn, check_turn, next_side, outcome, turn_cap
+from maxy.community.opportunities.statuses import STATUSES, TRANSITIONS, allowed, check_transition
 from maxy.errors import ValidationError
-from maxy.negotiation.negotiator import Seat, rule_turn, seed_roles
-from maxy.negotiation.timers import Timer, due, due_at
-from maxy.negotiation.turns import Turn, check_turn, next_side, outcome, turn_cap
-from maxy.opportunities.statuses import STATUSES, TRANSITIONS, allowed, check_transition
 
 MEMBERS = {"source": "ada", "candidate": "bob"}
 

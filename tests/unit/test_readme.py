@@ -1,7 +1,8 @@
-"""README.md stays the product's reference: every command of ``maxy`` (plugins' included) has a
-row in its command table, with each of its options, and every row a command; every setting and
-every environment variable the code reads is in its Configuration section; every page of docs/
-is listed; and its conversation example imports."""
+"""The reference pages stay complete: every command of ``maxy`` (plugins' included) has a row in
+docs/cli.md's command table, with each of its options, and every row a command; every setting
+and every environment variable the code reads is in docs/configuration.md; every page of docs/
+is listed in the README, which stays a front door (at most 200 lines); and the conversation
+example of docs/cli.md imports."""
 
 from __future__ import annotations
 
@@ -17,13 +18,26 @@ from maxy.conversations.importing import parse_message
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
+CLI = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+CONFIGURATION = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
 
 
-def section(title: str) -> str:
-    """The text of README's ``## title`` section, up to the next ``## `` heading."""
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.S | re.M)
-    assert match, f"README.md has no '## {title}' section"
+def section(title: str, text: str = README) -> str:
+    """The text of the ``## title`` section of ``text`` (the README), up to the next ``## ``."""
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert match, f"no '## {title}' section"
     return match.group(1)
+
+
+def commands_table() -> str:
+    """docs/cli.md up to its conversation format: the command table and what it says of them."""
+    return CLI.split("## Conversation JSONL")[0]
+
+
+def test_the_readme_is_a_front_door() -> None:
+    assert len(README.splitlines()) <= 200
+    for heading in ("## Two commands", "## Connect an agent", "## Your own documents, searched", "## Documentation"):
+        assert heading in README
 
 
 def command_paths(command: Any, prefix: tuple[str, ...] = ("maxy",)) -> set[str]:
@@ -40,11 +54,11 @@ def command_paths(command: Any, prefix: tuple[str, ...] = ("maxy",)) -> set[str]
 
 def test_every_command_has_a_row_and_every_row_a_command() -> None:
     commands = command_paths(typer.main.get_command(app))
-    rows = set(re.findall(r"^\| `(maxy [a-z0-9 -]+?)` \|", section("Commands"), re.M))
+    rows = set(re.findall(r"^\| `(maxy [a-z0-9 -]+?)` \|", commands_table(), re.M))
     assert len(commands) > 30  # the tree was walked, plugin commands included
     assert "maxy session context" in commands
-    assert sorted(commands - rows) == [], "commands without a row in README's '## Commands' table"
-    assert sorted(rows - commands) == [], "rows in README's '## Commands' table for commands that do not exist"
+    assert sorted(commands - rows) == [], "commands without a row in docs/cli.md"
+    assert sorted(rows - commands) == [], "rows in docs/cli.md for commands that do not exist"
 
 
 def environment_names() -> set[str]:
@@ -63,23 +77,23 @@ def environment_names() -> set[str]:
 
 
 def test_every_setting_and_variable_is_in_the_configuration_section() -> None:
-    configuration = section("Configuration")
+    configuration = CONFIGURATION
     documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", configuration))
     settings = set(Settings.model_fields)
     assert {"NEO4J_URI", "ACCOUNT_ID", "MAXY_GS_HYDE"} <= settings
     read = environment_names()
     assert {"MAXY_CONFIG_DIR", "MAXY_LOG_LEVEL", "MAXY_CHUNK_MAX_CHARS", "MAXY_SKIP_DEMO"} <= read
-    assert sorted(settings - documented) == [], "Settings fields missing from README's Configuration"
-    assert sorted(read - documented) == [], "environment variables missing from README's Configuration"
+    assert sorted(settings - documented) == [], "Settings fields missing from docs/configuration.md"
+    assert sorted(read - documented) == [], "environment variables missing from docs/configuration.md"
 
 
 def test_the_conversation_example_is_a_valid_import() -> None:
-    block = re.search(r"```json\n(.*?)```", section("Conversation JSONL"), re.S)
+    block = re.search(r"```json\n(.*?)```", section("Conversation JSONL", CLI), re.S)
     assert block, "the Conversation JSONL section has no example"
     lines = [line for line in block.group(1).splitlines() if line.strip()]
-    messages = [parse_message(json.loads(line), f"README:{n}") for n, line in enumerate(lines, start=1)]
+    messages = [parse_message(json.loads(line), f"docs/cli.md:{n}") for n, line in enumerate(lines, start=1)]
     assert len(messages) >= 2 and all(m.timestamp for m in messages)
-    fields = set(re.findall(r"^\| `([a-z_]+)` \|", section("Conversation JSONL"), re.M))
+    fields = set(re.findall(r"^\| `([a-z_]+)` \|", section("Conversation JSONL", CLI), re.M))
     assert set().union(*(json.loads(line) for line in lines)) <= fields  # each example field is described
 
 
@@ -93,7 +107,7 @@ def test_every_doc_is_listed() -> None:
 def test_every_option_is_in_its_commands_row() -> None:
     rows = {
         m.group(1): m.group(2)
-        for m in re.finditer(r"^\| `(maxy [a-z0-9 -]+?)` \|[^|\n]*\| ([^\n]*) \|$", section("Commands"), re.M)
+        for m in re.finditer(r"^\| `(maxy [a-z0-9 -]+?)` \|[^|\n]*\| ([^\n]*) \|$", commands_table(), re.M)
     }
     missing: dict[str, list[str]] = {}
 
@@ -108,4 +122,4 @@ def test_every_option_is_in_its_commands_row() -> None:
                 missing[path] = absent
 
     walk(typer.main.get_command(app), "maxy")
-    assert missing == {}, "options missing from their command's row in README's '## Commands' table"
+    assert missing == {}, "options missing from their command's row in docs/cli.md"

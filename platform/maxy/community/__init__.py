@@ -1,10 +1,11 @@
 """A community run on one account: members with profiles, networks and membership, the member
 guard (who sees whose records), the community's model settings and its trace events. Intents and
-discovery (maxy.intents, maxy.discovery), opportunities and negotiation (maxy.opportunities,
-maxy.negotiation) build on these."""
+discovery (maxy.community.intents, maxy.community.discovery), opportunities and negotiation (maxy.community.opportunities,
+maxy.community.negotiation) build on these."""
 
 from __future__ import annotations
 
+from ..identifiers import unknown_member
 from .members import (
     MEMBER_ID_RE,
     PROFILE,
@@ -29,7 +30,7 @@ from .networks import (
     network_members,
     shared_networks,
 )
-from .view import MemberView, community_writer, unknown_member, unknown_network, visible_member_clause
+from .view import MemberView, community_writer, unknown_network, visible_member_clause
 
 __all__ = [
     "JOIN_POLICIES",

@@ -25,11 +25,12 @@ from ..config import MEMBER_ID_PATTERN, Settings, get_settings
 from ..db import Database
 from ..errors import ValidationError
 from ..graph.write import Edge, GraphWriter, NodeSpec
+from ..identifiers import unknown_member
 from ..llm import LLMUnavailable, complete
 from ..logs import log_line
 from . import trace
 from .models import model_for
-from .view import MemberView, unknown_member, visible_member_clause
+from .view import MemberView, visible_member_clause
 
 MEMBER_ID_RE = re.compile(MEMBER_ID_PATTERN)
 PROFILE, PROFILE_HYDE = "MemberProfile", "ProfileHyde"

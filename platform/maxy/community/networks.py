@@ -23,9 +23,10 @@ from ..db import Database
 from ..errors import ValidationError
 from ..graph.guards import Caller, node_guard
 from ..graph.write import Edge, GraphWriter, NodeSpec
+from ..identifiers import unknown_member
 from ..logs import log_line
 from .members import PROFILE, check_member_id, profile_node_id
-from .view import MemberView, active_member, unknown_member, unknown_network
+from .view import MemberView, active_member, unknown_network
 
 NETWORK, MEMBERSHIP = "Network", "NetworkMembership"
 JoinPolicy = Literal["anyone", "invite"]

@@ -29,6 +29,7 @@ from ..errors import ValidationError
 from ..graph.allowlist import COMMUNITY
 from ..graph.guards import Caller, Guard, both, node_guard
 from ..graph.write import GraphWriter
+from ..identifiers import unknown_member
 
 Kind = Literal["member", "intent", "pair"]
 KINDS: tuple[Kind, ...] = ("member", "intent", "pair")
@@ -54,11 +55,6 @@ class MemberView:
         if member_id is not None and member_id != self.member_id:
             raise unknown_member(member_id)
         return self.member_id
-
-
-def unknown_member(member_id: object, field: str = "memberId") -> ValidationError:
-    """The one refusal for a member that does not exist or that the caller may not name."""
-    return ValidationError(field, f"no member {member_id!r} you can see in this account; list_networks shows them")
 
 
 def unknown_network(network_id: object, field: str = "networkId") -> ValidationError:

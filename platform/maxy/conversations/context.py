@@ -14,7 +14,7 @@ from typing import Any
 
 from ..db import Database
 from ..graph.guards import Caller, node_guard
-from ..tasks import open_tasks
+from ..provenance.tasks import open_tasks
 from .compaction import latest_briefing
 
 OPEN_TASK_CAP = 10

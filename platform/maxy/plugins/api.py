@@ -37,6 +37,7 @@ from ..embeddings.base import Embedder
 from ..errors import MaxyError
 from ..graph.guards import Caller
 from ..graph.write import GraphWriter
+from ..identifiers import unknown_member
 
 Role = Literal["admin", "public"]
 ROLES: tuple[Role, ...] = ("admin", "public")
@@ -57,7 +58,7 @@ PINNED_ARGUMENTS = {
     "taskRole": "TASK_ROLE",
 }
 # Tool arguments that name a community member: when MEMBER_ID pins one, any other is refused
-# exactly as an unknown member is (maxy.community.view.unknown_member), so no refusal tells
+# exactly as an unknown member is (maxy.identifiers.unknown_member), so no refusal tells
 # a pinned member whether another member exists.
 MEMBER_ARGUMENTS = ("memberId", "member_id")
 # The plugin whose tools a member's server reaches without a memory view (ToolContext.reaches_memory).
@@ -244,8 +245,6 @@ class ToolContext:
         for arg in MEMBER_ARGUMENTS:
             value = arguments.get(arg)
             if self.member_id is not None and value is not None and value != self.member_id:
-                from ..community.view import unknown_member
-
                 raise unknown_member(value)
         pins = self.pinned
         for arg, env in PINNED_ARGUMENTS.items():

@@ -56,8 +56,8 @@ def _gateway(app: Any, parts: Parts) -> None:
 
 
 def _negotiation(app: Any, parts: Parts) -> None:
-    from ..negotiation.http import mount_negotiation_routes
-    from ..negotiation.sweep import SweepLoop
+    from ..community.negotiation.http import mount_negotiation_routes
+    from ..community.negotiation.sweep import SweepLoop
 
     mount_negotiation_routes(app, parts.settings, parts.store, parts.db, parts.embedder)
     parts.background.append(SweepLoop(parts.settings, parts.db, parts.embedder))  # timers fall due while it runs

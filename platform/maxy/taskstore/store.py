@@ -40,7 +40,7 @@ from ..graph.guards import Caller
 from ..graph.nodes import readable_node_ids
 from ..graph.write import Edge, GraphWriter, NodeSpec
 from ..logs import log_line, short
-from ..tasks import DEFAULT_PRIORITY, KIND_RE, PRIORITY_NAMES
+from ..provenance.tasks import DEFAULT_PRIORITY, KIND_RE, PRIORITY_NAMES
 from . import queries
 from .events import TaskState, apply, dumps, event_data
 from .phases import SPEC_EDIT_PHASES, TRANSITIONS, check_phase

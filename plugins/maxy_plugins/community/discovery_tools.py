@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from maxy.discovery import discover_opportunities
-from maxy.discovery.pipeline import MAX_LIMIT, MAX_QUERY
+from maxy.community.discovery import discover_opportunities
+from maxy.community.discovery.pipeline import MAX_LIMIT, MAX_QUERY
 from maxy.plugins import ToolContext, ToolOutput, tool, tool_errors
 from pydantic import Field
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from maxy.community import MemberView
-from maxy.discovery import discover_opportunities
+from maxy.community.discovery import discover_opportunities
+from maxy.community.intents import assign_intent_network, create_intents, delete_intent, read_intents, update_intent
+from maxy.community.intents.pipeline import MAX_CONTENT, MAX_INTENTS
+from maxy.community.intents.store import MAX_DESCRIPTION, MAX_LIST
 from maxy.errors import ValidationError
 from maxy.graph.write import GraphWriter
-from maxy.intents import assign_intent_network, create_intents, delete_intent, read_intents, update_intent
-from maxy.intents.pipeline import MAX_CONTENT, MAX_INTENTS
-from maxy.intents.store import MAX_DESCRIPTION, MAX_LIST
 from maxy.plugins import ToolContext, ToolError, ToolOutput, tool, tool_errors
 from pydantic import BaseModel, Field
 

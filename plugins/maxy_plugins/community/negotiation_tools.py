@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from maxy.community import MemberView, trace
+from maxy.community.negotiation import Negotiations
+from maxy.community.negotiation.parked import respond_as_member
 from maxy.errors import ValidationError
-from maxy.negotiation import Negotiations
-from maxy.negotiation.parked import respond_as_member
 from maxy.plugins import ToolContext, ToolError, ToolOutput, tool, tool_errors
 from pydantic import Field
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from maxy.opportunities import decide_opportunity, get_opportunity, list_opportunities, send_opportunity
-from maxy.opportunities.records import no_opportunity
-from maxy.opportunities.statuses import STATUSES
+from maxy.community.opportunities import decide_opportunity, get_opportunity, list_opportunities, send_opportunity
+from maxy.community.opportunities.records import no_opportunity
+from maxy.community.opportunities.statuses import STATUSES
 from maxy.plugins import ToolContext, ToolOutput, tool, tool_errors
 from pydantic import Field
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from maxy.community import MemberView, get_profile, list_profiles, upsert_profile
 from maxy.community.members import MAX_ATTRIBUTE, MAX_ATTRIBUTES, MAX_NAME, MAX_TEXT
-from maxy.community.view import unknown_member
+from maxy.identifiers import unknown_member
 from maxy.plugins import ToolContext, ToolError, ToolOutput, tool, tool_errors
 from pydantic import Field
 

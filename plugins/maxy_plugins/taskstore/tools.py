@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from maxy.config import Settings
 from maxy.plugins import OneOrMany, ToolContext, ToolError, ToolOutput, short, title_of, tool, tool_errors
-from maxy.tasks import PRIORITY_NAMES
+from maxy.provenance.tasks import PRIORITY_NAMES
 from maxy.taskstore import PHASES, RetryPolicy, TaskStore
 from maxy.taskstore.store import DECISIONS, GATES, MAX_LIST, MAX_PRODUCED, OUTCOMES, SEVERITIES, VERDICTS
 from pydantic import ConfigDict, Field

@@ -46,8 +46,8 @@ from maxy.plugins import (
     update_node,
 )
 from maxy.provenance import produced_ids
+from maxy.provenance.tasks import DEFAULT_PRIORITY, DONE_STATUSES, KIND_RE, PRIORITY_NAMES, STATUSES
 from maxy.secrets import redact_secrets
-from maxy.tasks import DEFAULT_PRIORITY, DONE_STATUSES, KIND_RE, PRIORITY_NAMES, STATUSES
 from pydantic import Field
 
 MAX_INPUT_FIELDS = 60
@@ -58,7 +58,7 @@ MAX_STEP = 500
 MAX_NOTE = 2_000
 _FIELD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,55}$")
 
-if TYPE_CHECKING:  # the enums are built from maxy.tasks at run time
+if TYPE_CHECKING:  # the enums are built from maxy.provenance.tasks at run time
     OpenStatus = str
     DoneStatus = str
     PriorityName = str

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...memory.neighbourhood import get_nodes
-from ...tasks import STATUSES, list_tasks
+from ...provenance.tasks import STATUSES, list_tasks
 from ..paging import PAGE_SIZE, page_of, pager
 from ..views import Console, View
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .db import Database
-from .errors import ValidationError
-from .graph.guards import Caller, generic_guard
-from .graph.paging import check_page, plain
+from ..db import Database
+from ..errors import ValidationError
+from ..graph.guards import Caller, generic_guard
+from ..graph.paging import check_page, plain
 
 OPEN_STATUSES = ("pending", "running", "blocked", "waiting")
 DONE_STATUSES = ("completed", "failed", "cancelled")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..community.view import MemberView
-from ..errors import ValidationError
-from ..logs import log_line, short
+from ...errors import ValidationError
+from ...logs import log_line, short
+from ..view import MemberView
 from . import state as st
 from .engine import Negotiations
 from .timers import due_at

@@ -16,15 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..community import trace
-from ..community.view import MemberView
-from ..config import Settings
-from ..embeddings.base import EmbeddingError
-from ..graph.guards import node_guard
-from ..graph.write import GraphWriter, NodeSpec
+from ...config import Settings
+from ...embeddings.base import EmbeddingError
+from ...graph.guards import node_guard
+from ...graph.write import GraphWriter, NodeSpec
+from ...llm import LLMUnavailable
+from ...search.hyde import Lens
+from .. import trace
 from ..intents.model import ask
-from ..llm import LLMUnavailable
-from ..search.hyde import Lens
+from ..view import MemberView
 from .lenses import fallback_lenses, lenses_from
 from .prompts import HYDE_SYSTEM, HYDE_TOOL, LENS_SYSTEM, LENS_TOOL, hyde_prompt, lens_prompt
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import neo4j
 
-from ..community.view import MemberView, visible_member_clause
-from ..errors import ValidationError
-from ..graph.validity import now_instant
-from ..graph.write import GraphWriter, NodeSpec
-from ..logs import log_line, short
+from ...errors import ValidationError
+from ...graph.validity import now_instant
+from ...graph.write import GraphWriter, NodeSpec
+from ...logs import log_line, short
+from ..view import MemberView, visible_member_clause
 from .statuses import FINISHED, OPEN, SENDABLE, check_status, check_transition
 
 LABEL = "Opportunity"
@@ -76,7 +76,7 @@ def _returned(var: str = "o") -> str:
 
 
 def _check_member(value: object, field: str) -> str:
-    from ..community.members import check_member_id
+    from ..members import check_member_id
 
     return check_member_id(value, field)
 

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..llm import LLMUnavailable
+from ...llm import LLMUnavailable
 
 KEPT_ACTS = ("COMMISSIVE", "DIRECTIVE", "DECLARATION")
 DROPPED_ACTS = ("ASSERTIVE", "EXPRESSIVE")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..llm import LLMUnavailable
-from ..search.hyde import Lens
+from ...llm import LLMUnavailable
+from ...search.hyde import Lens
 from .prompts import CORPORA, MAX_LENSES
 
 MAX_LABEL = 200

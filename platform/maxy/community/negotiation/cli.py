@@ -7,7 +7,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from ..console import emit_json, friendly, out
+    from ...console import emit_json, friendly, out
 
     negotiations_app = typer.Typer(no_args_is_help=True, help="Negotiations between members' agents.")
     app.add_typer(negotiations_app, name="negotiations")
@@ -18,10 +18,10 @@ def register(app: typer.Typer) -> None:
         """Fire the due timers of the account's negotiations (an expired claim back to the queue, a
         turn unclaimed for 24 hours to the system negotiator, a personal-vs-personal negotiation
         past 24 hours stalled) and finish the negotiations a stopped process left half-done."""
-        from ..accounts import validate_account_id_env
-        from ..config import load_settings
-        from ..db import Database
-        from ..embeddings import get_embedder
+        from ...accounts import validate_account_id_env
+        from ...config import load_settings
+        from ...db import Database
+        from ...embeddings import get_embedder
         from .engine import Negotiations
         from .sweep import sweep
 

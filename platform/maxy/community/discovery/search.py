@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..community.view import MemberView, active_member, visible_member_clause
-from ..db import Database
-from ..graph.guards import Guard, both, node_guard
-from ..search.hyde import Lens
-from ..search.vector import vector_search
+from ...db import Database
+from ...graph.guards import Guard, both, node_guard
+from ...search.hyde import Lens
+from ...search.vector import vector_search
+from ..view import MemberView, active_member, visible_member_clause
 from .ranking import Candidate
 
 CORPUS_LABELS = {"profiles": ("MemberProfile", "ProfileHyde"), "intents": ("Intent",)}

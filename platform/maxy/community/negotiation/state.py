@@ -24,9 +24,9 @@ from typing import Any
 
 import neo4j
 
-from ..community.view import MemberView, visible_member_clause
-from ..errors import ValidationError
-from ..graph.write import Edge, GraphWriter, NodeSpec
+from ...errors import ValidationError
+from ...graph.write import Edge, GraphWriter, NodeSpec
+from ..view import MemberView, visible_member_clause
 from .timers import KINDS, Timer, timer_id
 from .turns import Outcome, Turn
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ValidationError
+from ...errors import ValidationError
 
 ACTIONS: tuple[str, ...] = ("propose", "counter", "accept", "reject", "question")
 TERMINAL: frozenset[str] = frozenset({"accept", "reject"})

@@ -23,22 +23,22 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..accounts import ValidatedAccount
-from ..community import trace
-from ..community.members import get_profile
-from ..community.view import MemberView, community_writer
-from ..config import Settings
-from ..conversations.append import append_turn
-from ..db import Database
-from ..embeddings.base import Embedder
-from ..errors import ValidationError
-from ..graph.allowlist import COMMUNITY_RECORD
-from ..graph.guards import Caller, node_guard
-from ..graph.write import NodeSpec
-from ..logs import log_line, short
+from ...accounts import ValidatedAccount
+from ...config import Settings
+from ...conversations.append import append_turn
+from ...db import Database
+from ...embeddings.base import Embedder
+from ...errors import ValidationError
+from ...graph.allowlist import COMMUNITY_RECORD
+from ...graph.guards import Caller, node_guard
+from ...graph.write import NodeSpec
+from ...logs import log_line, short
+from .. import trace
+from ..members import get_profile
 from ..opportunities.records import LABEL as OPPORTUNITY
 from ..opportunities.records import TRIGGERS, get_opportunity, move, no_opportunity
 from ..opportunities.statuses import OUTCOME_STATUS
+from ..view import MemberView, community_writer
 from . import state as st
 from .negotiator import Seat, take_turn
 from .task import NegotiationTask

@@ -9,14 +9,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ..community import trace
-from ..community.view import MemberView, unknown_network
-from ..config import Settings
-from ..db import Database
-from ..graph.guards import both, node_guard
-from ..graph.write import Edge, GraphWriter, NodeSpec
-from ..llm import LLMUnavailable
-from ..logs import log_line, short
+from ...config import Settings
+from ...db import Database
+from ...graph.guards import both, node_guard
+from ...graph.write import Edge, GraphWriter, NodeSpec
+from ...llm import LLMUnavailable
+from ...logs import log_line, short
+from .. import trace
+from ..view import MemberView, unknown_network
 from . import indexer
 from .store import INTENT, get_intent, unknown_intent
 

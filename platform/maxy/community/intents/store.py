@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..community.view import MemberView, active_member, visible_member_clause
-from ..db import Database
-from ..errors import ValidationError
-from ..graph.write import GraphWriter, NodeSpec
+from ...db import Database
+from ...errors import ValidationError
+from ...graph.write import GraphWriter, NodeSpec
+from ..view import MemberView, active_member, visible_member_clause
 from .prompts import INTENT_TYPES
 
 INTENT = "Intent"

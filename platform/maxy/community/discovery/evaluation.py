@@ -9,9 +9,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..config import Settings
+from ...config import Settings
+from ...llm import LLMUnavailable
 from ..intents.model import ask
-from ..llm import LLMUnavailable
 from .prompts import EVALUATE_TOOL, EVALUATOR_SYSTEM, evaluate_prompt
 from .ranking import ROLES, Candidate, Evaluation, role_from_types, similarity_score
 

@@ -17,12 +17,12 @@ import hashlib
 import json
 from typing import Any
 
-from ..accounts import ValidatedAccount
-from ..db import Database
-from ..graph.allowlist import COMMUNITY_RECORD
-from ..graph.guards import Caller, node_guard
-from ..taskstore import TaskConflict, TaskStore
-from ..taskstore.events import dumps
+from ...accounts import ValidatedAccount
+from ...db import Database
+from ...graph.allowlist import COMMUNITY_RECORD
+from ...graph.guards import Caller, node_guard
+from ...taskstore import TaskConflict, TaskStore
+from ...taskstore.events import dumps
 from .turns import Outcome
 
 KIND = "negotiation"

@@ -20,11 +20,11 @@ from typing import Any
 
 from starlette.requests import Request  # at module level: FastAPI reads the route's annotations here
 
-from ..accounts import validate_account
-from ..config import Settings
-from ..db import Database
-from ..errors import ValidationError
-from ..httpjson import (
+from ...accounts import validate_account
+from ...config import Settings
+from ...db import Database
+from ...errors import ValidationError
+from ...httpjson import (
     BodyRefused,
     ClientGone,
     JSONAnswer,
@@ -35,7 +35,7 @@ from ..httpjson import (
     read_within,
     refusal,
 )
-from ..logs import log_line, short
+from ...logs import log_line, short
 from .engine import Negotiations
 from .parked import TurnConflict, pickup, respond
 
@@ -104,7 +104,7 @@ def mount_negotiation_routes(app: Any, settings: Settings, store: Any, db: Datab
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import Response
 
-    from ..serving.auth import UsableKeys, presented_key, unauthorized
+    from ...serving.auth import UsableKeys, presented_key, unauthorized
 
     keys = UsableKeys(settings, db, embedder)
 

@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..community.members import negotiation_mode_of
-from ..community.view import MemberView
-from ..config import Settings
-from ..graph.write import GraphWriter
+from ...config import Settings
+from ...graph.write import GraphWriter
+from ..members import negotiation_mode_of
 from ..negotiation import Negotiations
 from ..opportunities import get_opportunity
+from ..view import MemberView
 from .ranking import Ranked
 
 NEGOTIABLE = frozenset({"latent", "draft", "negotiating"})

@@ -16,14 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..community import trace
-from ..community.members import get_profile, require_member
-from ..community.view import MemberView, unknown_network
-from ..config import Settings
-from ..errors import ValidationError
-from ..graph.write import GraphWriter
-from ..llm import LLMUnavailable
-from ..logs import log_line
+from ...config import Settings
+from ...errors import ValidationError
+from ...graph.write import GraphWriter
+from ...llm import LLMUnavailable
+from ...logs import log_line
+from .. import trace
+from ..members import get_profile, require_member
+from ..view import MemberView, unknown_network
 from . import assignment
 from .model import ask
 from .prompts import (

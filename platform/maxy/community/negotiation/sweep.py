@@ -17,11 +17,11 @@ import threading
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..accounts import list_accounts, validate_account
-from ..config import Settings
-from ..db import Database
-from ..errors import MaxyError
-from ..logs import log_line, short
+from ...accounts import list_accounts, validate_account
+from ...config import Settings
+from ...db import Database
+from ...errors import MaxyError
+from ...logs import log_line, short
 from . import state as st
 from .engine import Negotiations
 from .timers import Timer

@@ -10,7 +10,7 @@ to accepts or rejects a ``pending`` one. A stalled negotiation may be negotiated
 
 from __future__ import annotations
 
-from ..errors import ValidationError
+from ...errors import ValidationError
 
 STATUSES: tuple[str, ...] = (
     "latent",

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..community import trace
-from ..community.models import model_for
-from ..config import Settings
-from ..llm import LLMUnavailable, messages_with_tools
+from ...config import Settings
+from ...llm import LLMUnavailable, messages_with_tools
+from .. import trace
+from ..models import model_for
 
 
 def ask(settings: Settings, agent: str, *, system: str, prompt: str, tool: dict[str, Any]) -> dict[str, Any]:

@@ -14,11 +14,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..community import trace
-from ..community.models import model_for
-from ..config import Settings
-from ..llm import LLMUnavailable, messages_with_tools
-from ..logs import log_line
+from ...config import Settings
+from ...llm import LLMUnavailable, messages_with_tools
+from ...logs import log_line
+from .. import trace
+from ..models import model_for
 from .turns import INVERSE_ROLE, ROLES, Turn, allowed_actions, check_turn
 
 MUST_MEET = 90  # the evaluator's top band: the only score the rule accepts on its own

@@ -9,8 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import Settings
-from ..llm import LLMUnavailable
+from ...config import Settings
+from ...llm import LLMUnavailable
 from .model import ask
 from .prompts import INDEX_TOOL, INDEXER_SYSTEM, index_prompt
 

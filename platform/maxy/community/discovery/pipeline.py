@@ -5,7 +5,7 @@ negotiate (when asked: ``negotiate``).
 The scope is the source member's networks (one of them when ``network_id`` names it), and a
 candidate is only ever a member who shares one of them: the searches carry the member guard and
 the scope, so nobody outside a shared network can appear. Each kept candidate is handed to
-``maxy.opportunities.create_opportunity`` (``latent``; ``negotiating`` when each is then
+``maxy.community.opportunities.create_opportunity`` (``latent``; ``negotiating`` when each is then
 negotiated between the two members' agents: ``negotiate``). One ``[discovery] op=discover`` line per call; the
 steps are trace events (graphs opportunity and hyde, the agents they ask).
 """
@@ -15,17 +15,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..community import trace
-from ..community.members import get_profile, list_profiles, profile_text, require_member
-from ..community.view import MemberView, unknown_network
-from ..config import Settings
-from ..embeddings.base import EmbeddingError
-from ..errors import ValidationError
-from ..graph.write import GraphWriter
+from ...config import Settings
+from ...embeddings.base import EmbeddingError
+from ...errors import ValidationError
+from ...graph.write import GraphWriter
+from ...logs import log_line
+from .. import trace
 from ..intents.assignment import member_networks
 from ..intents.store import get_intent, read_intents, unknown_intent
-from ..logs import log_line
+from ..members import get_profile, list_profiles, profile_text, require_member
 from ..opportunities import create_opportunity
+from ..view import MemberView, unknown_network
 from .evaluation import evaluate
 from .hyde import hyde_documents
 from .negotiate import negotiate_kept
@@ -173,7 +173,7 @@ def discover_opportunities(
     """Ranked opportunities for the member from a ``query``, one of their intents
     (``intent_id``), or with one named member (``target_member_id``: the direct path).
     ``negotiate``: each kept one is stored ``negotiating`` and negotiated at once
-    (``maxy.discovery.negotiate``); each answer entry then carries its ``negotiation``."""
+    (``maxy.community.discovery.negotiate``); each answer entry then carries its ``negotiation``."""
     started = time.monotonic()
     member = _check(writer, view, member_id, query, intent_id, target_member_id, limit, trigger, persist, negotiate)
     degraded: list[str] = []
