@@ -50,7 +50,7 @@ from ..logs import log_line, short
 from .chunker import ChunkBounds, chunk_text
 from .lexical import lexical_vectors
 from .parse import SUPPORTED_EXTENSIONS, ParsedDocument, ParsedSection, parse_file
-from .pipeline import CommitQueue
+from .commit_queue import CommitQueue
 from .staged import StreamCounts, write_staged
 from .summarize import ExtractiveSummarizer, SummaryJob, get_summarizer
 

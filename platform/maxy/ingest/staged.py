@@ -40,7 +40,7 @@ from ..graph.confine import not_writable
 from ..graph.guards import domain_guard
 from ..graph.write import PENDING_PROPERTY, GraphWriter, NodeSpec, PreparedWrite, WriteResult
 from ..logs import log_line, short
-from .pipeline import CommitQueue
+from .commit_queue import CommitQueue
 
 RETIRED = "retired"  # the pendingWrite mark of a replaced version awaiting deletion
 DELETE_BATCH_ROWS = 1000
