@@ -48,9 +48,9 @@ from ..graph.write import Edge, GraphWriter, NodeSpec, WriteResult
 from ..identifiers import check_agent_slug
 from ..logs import log_line, short
 from .chunker import ChunkBounds, chunk_text
+from .commit_queue import CommitQueue
 from .lexical import lexical_vectors
 from .parse import SUPPORTED_EXTENSIONS, ParsedDocument, ParsedSection, parse_file
-from .commit_queue import CommitQueue
 from .staged import StreamCounts, write_staged
 from .summarize import ExtractiveSummarizer, SummaryJob, get_summarizer
 
