@@ -33,8 +33,9 @@ from maxy.graph.schema import apply_schema
 from maxy.graph.text import embedding_text
 from maxy.graph.write import GraphWriter
 from maxy.ingest.chunker import ChunkBounds
-from maxy.ingest.hierarchy import build_specs, ingest_records
+from maxy.ingest.hierarchy import ingest_records
 from maxy.ingest.parse import ParsedDocument, ParsedSection
+from maxy.ingest.specs import build_specs
 from maxy.ingest.summarize import ExtractiveSummarizer
 
 

@@ -56,7 +56,8 @@ def run_demo(
     from .evaluation.accounts import named_account
     from .graph.guards import Caller
     from .graph.write import GraphWriter
-    from .ingest.hierarchy import collect_files, ingest_paths
+    from .ingest.files import collect_files
+    from .ingest.hierarchy import ingest_paths
     from .ingest.summarize import get_summarizer
     from .logs import log_line, short
     from .search import SearchConfig, SearchRequest, hybrid

@@ -39,7 +39,7 @@ from maxy.ingest import (
     split_units,
 )
 from maxy.ingest import summarize as summarize_mod
-from maxy.ingest.hierarchy import section_node_id
+from maxy.ingest.identity import section_node_id
 
 from tests.fake_anthropic import FakeAnthropic
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from maxy.config import config_dir, load_settings
-from maxy.ingest.hierarchy import collect_files, protected_folders
+from maxy.ingest.files import collect_files, protected_folders
 
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from maxy.graph.write import GraphWriter
 from maxy.ingest import ingest_paths, soft_delete_attachment
-from maxy.ingest.hierarchy import SIZE_ONLY, attachment_id_for_path
+from maxy.ingest.identity import attachment_id_for_path
+from maxy.ingest.specs import SIZE_ONLY
 from maxy.ingest.summarize import ExtractiveSummarizer
 
 from tests.fake_ollama import FakeOllama

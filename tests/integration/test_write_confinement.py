@@ -34,7 +34,7 @@ from maxy.conversations.compaction import conversation_node_id
 from maxy.graph.guards import Caller
 from maxy.graph.purge import purge
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
-from maxy.ingest.hierarchy import document_node_id
+from maxy.ingest.identity import document_node_id
 from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
 from maxy.reports import admin_user_node_id, report_node_id

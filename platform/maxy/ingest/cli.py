@@ -132,7 +132,7 @@ def _emit_ingest_json(results: list[Any], summarizer_name: str) -> None:
 
 def _print_ingest(results: list[Any]) -> None:
     from ..console import err, out
-    from .hierarchy import SIZE_ONLY
+    from .specs import SIZE_ONLY
 
     failed = [r for r in results if r.error]
     skipped = [r for r in results if r.skipped]
@@ -183,7 +183,7 @@ def register(app: typer.Typer) -> None:
         """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
         from ..graph.guards import Caller
         from ..graph.write import GraphWriter
-        from .hierarchy import collect_files
+        from .files import collect_files
         from .summarize import get_summarizer
 
         settings = load_settings()

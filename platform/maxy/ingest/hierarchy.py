@@ -1,12 +1,8 @@
-"""Build and write the KnowledgeDocument -> Section -> Chunk hierarchy of a document.
+"""Write (or replace) the KnowledgeDocument -> Section -> Chunk hierarchy of documents: the entry
+points of an ingest (a parsed document, records, files and folders).
 
-    (:KnowledgeDocument {attachmentId, title, summary, source, mediaType, contentHash,
-                         sectionCount, chunkCount, sourcePath?})
-      -[:HAS_SECTION]-> (:Section {attachmentId, title, summary, position, documentTitle})
-        -[:HAS_CHUNK]-> (:Chunk {attachmentId, title, content, summary, position, documentTitle})
-    (:Chunk)-[:NEXT]->(:Chunk)   consecutive chunks of one section
-
-Every level is embedded by its title plus its summary (maxy.graph.text). A document is
+Who the nodes are is :mod:`.identity`, what they hold :mod:`.specs`, which files are read
+:mod:`.files`. A document is
 written with ONE ``GraphWriter.write_many(atomic=True, before_write=...)`` call whose
 ``before_write`` DETACH DELETEs the previous hierarchy of the same attachmentId in the same
 account inside the same transaction: re-ingesting replaces the hierarchy (and so clears
@@ -17,49 +13,33 @@ view when it is pinned, see ``maxy.graph.confine``), so finding the previous hie
 unique-index lookup plus two hops, whatever the account's size. Section and chunk ids also
 depend on the content hash and their position. A writer reads, skips and replaces only the
 hierarchy its caller's guards admit.
-
-Folders are walked without following directory symlinks; a file whose real path leaves the
-folder being ingested, or lies in Maxy's own configuration or data folder, is skipped and
-listed with its reason, so a link planted in a shared folder cannot carry the Neo4j password
-or the key files into the graph.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import neo4j
 
-from ..config import SCOPE_VALUES, config_dir, get_settings
-from ..embeddings.base import EmbeddingError
 from ..errors import GraphWriteError, ValidationError
 from ..graph.confine import default_visibility, id_root
 from ..graph.guards import domain_guard, node_guard
-from ..graph.write import Edge, GraphWriter, NodeSpec, WriteResult
-from ..identifiers import check_agent_slug
+from ..graph.write import GraphWriter, NodeSpec, WriteResult
 from ..logs import log_line, short
-from .chunker import ChunkBounds, chunk_text
+from .chunker import ChunkBounds
 from .commit_queue import CommitQueue
-from .lexical import lexical_vectors
-from .parse import SUPPORTED_EXTENSIONS, ParsedDocument, ParsedSection, parse_file
+from .files import FileSet, collect_files
+from .identity import attachment_id_for_path, check_attachment_id, check_scope_agents, content_hash, document_node_id
+from .parse import ParsedDocument, ParsedSection, parse_file
+from .specs import SIZE_ONLY, build_specs, stream_specs
 from .staged import StreamCounts, write_staged
-from .summarize import ExtractiveSummarizer, SummaryJob, get_summarizer
-
-HIERARCHY_VERSION = "1"  # part of the content hash: bump it to re-ingest everything
-# KnowledgeDocument.chunking when a section was cut by size because the embedder was down
-SIZE_ONLY = "size-only"
-MAX_ATTACHMENT_ID = 512
-TITLE_SEPARATOR = " › "
-DOC_SOURCE_CHARS = 400_000  # of a streamed document's text, for its summary
+from .summarize import ExtractiveSummarizer, get_summarizer
 
 Progress = Callable[[int, int, "IngestResult"], None]
 BatchProgress = Callable[["IngestResult", int, int], None]  # a large document's nodes written, of all
@@ -109,58 +89,6 @@ class IngestResult:
         }
 
 
-# ---------------------------------------------------------------------------------------
-# Identity
-def _h(*parts: object, n: int = 40) -> str:
-    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()[:n]
-
-
-def attachment_id_for_path(path: str | Path) -> str:
-    """A stable attachmentId for a file: ``file:`` + sha1 of its absolute resolved path (24 hex)."""
-    return "file:" + hashlib.sha1(str(Path(path).resolve()).encode("utf-8")).hexdigest()[:24]
-
-
-# ``root`` below is the writer's id root: the account id, plus its view when pinned (confine.id_root).
-def document_node_id(root: str, attachment_id: str) -> str:
-    return "kdoc-" + _h(root, attachment_id)
-
-
-def section_node_id(root: str, attachment_id: str, chash: str, position: int) -> str:
-    return "ksec-" + _h(root, attachment_id, chash, position)
-
-
-def chunk_node_id(root: str, attachment_id: str, chash: str, section: int, position: int) -> str:
-    return "kchk-" + _h(root, attachment_id, chash, section, position)
-
-
-def content_hash(parsed: ParsedDocument) -> str:
-    payload = json.dumps(
-        [HIERARCHY_VERSION, parsed.title, parsed.media_type, [[s.heading, s.text] for s in parsed.sections]],
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def check_attachment_id(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError("attachmentId", "a non-empty string is required")
-    if len(value) > MAX_ATTACHMENT_ID or any(ord(c) < 32 for c in value):
-        raise ValidationError("attachmentId", f"at most {MAX_ATTACHMENT_ID} printable characters")
-    return value
-
-
-def _check_scope_agents(scope: str | None, agents: Sequence[str] | None) -> list[str] | None:
-    if scope is not None and scope not in SCOPE_VALUES:
-        raise ValidationError("scope", f"must be one of {list(SCOPE_VALUES)} or omitted")
-    if agents is None:
-        return None
-    if isinstance(agents, str):
-        raise ValidationError("agents", "must be a list of agent slugs")
-    return sorted({check_agent_slug(a) for a in agents})
-
-
-# ---------------------------------------------------------------------------------------
-# Building
 @dataclass
 class _Plan:
     parsed: ParsedDocument
@@ -172,229 +100,6 @@ class _Plan:
     streamed: bool = False  # too large for one transaction: written by _stream
 
 
-def _chunks_of(text: str, embed: Callable[[list[str]], Any] | None, bounds: ChunkBounds) -> tuple[list[str], bool]:
-    """The chunks of a section, and whether they were cut by size only because ``embed`` (a
-    caller's own unit embedder; ingest itself finds topic breaks lexically) failed."""
-    try:
-        return chunk_text(text, embed or lexical_vectors, bounds), False
-    except EmbeddingError as err:
-        log_line(
-            "ingest",
-            "warn",
-            level=logging.WARNING,
-            reason="chunk-embed-failed",
-            error=str(err)[:160],
-            fallback=SIZE_ONLY,
-        )
-        return chunk_text(text, None, bounds), True
-
-
-def _summary_source(title: str, sections: Sequence[ParsedSection]) -> str:
-    """The document's text for its summary: headings become sentences of their own."""
-    parts = []
-    for s in sections:
-        heading = s.heading.strip()
-        if heading and heading != title:
-            parts.append(heading if heading[-1] in ".!?:" else heading + ".")
-        parts.append(s.text)
-    return "\n\n".join(parts)
-
-
-@dataclass(frozen=True)
-class _DocContext:
-    """What every node of one document shares."""
-
-    title: str
-    attachment_id: str
-    root: str
-    chash: str
-    doc_id: str
-    scope: str | None
-    agents: list[str] | None
-    relative_path: str | None = None  # on every node: a hit at any level says which file it came from
-
-
-def _chunk_title(title: str, section: ParsedSection) -> str:
-    return title if not section.heading or section.heading == title else f"{title}{TITLE_SEPARATOR}{section.heading}"
-
-
-def _titled_chunks(title: str, section: ParsedSection, chunks: list[str]) -> list[str]:
-    # A chunk's content starts with its heading path: the one field BM25 scores then carries the
-    # context too (a separate title field lowered scifact-dev BM25 nDCG@10 from 0.700 to 0.673),
-    # and the embedding sees it. The rest is the raw slice of the source text.
-    return [f"{_chunk_title(title, section)}\n\n{c}" for c in chunks]
-
-
-def _doc_props(ctx: _DocContext, parsed: ParsedDocument, summary: str, source: str | None) -> dict[str, Any]:
-    props: dict[str, Any] = {
-        "attachmentId": ctx.attachment_id,
-        "title": ctx.title,
-        "summary": summary,
-        "source": source or ("file" if parsed.source_path else "api"),
-        "mediaType": parsed.media_type,
-        "contentHash": ctx.chash,
-    }
-    if parsed.source_path:
-        props["sourcePath"] = parsed.source_path
-    if ctx.relative_path:
-        props["relativePath"] = ctx.relative_path
-    return props
-
-
-def _section_specs(
-    ctx: _DocContext, s_i: int, section: ParsedSection, summary: str, chunks: list[str], chunk_summaries: list[str]
-) -> list[NodeSpec]:
-    """A section's node, then its chunks' (linked by HAS_CHUNK, and NEXT in order)."""
-    sec_id = section_node_id(ctx.root, ctx.attachment_id, ctx.chash, s_i)
-    specs = [
-        NodeSpec(
-            ["Section"],
-            {
-                "attachmentId": ctx.attachment_id,
-                "title": section.heading or ctx.title,
-                "summary": summary,
-                "position": s_i,
-                "documentTitle": ctx.title,
-                **({"relativePath": ctx.relative_path} if ctx.relative_path else {}),
-            },
-            edges=[Edge("HAS_SECTION", ctx.doc_id, "in")],
-            node_id=sec_id,
-            scope=ctx.scope,
-            agents=ctx.agents,
-        )
-    ]
-    prev: str | None = None
-    for c_i, (content, chunk_summary) in enumerate(zip(chunks, chunk_summaries, strict=True)):
-        chunk_id = chunk_node_id(ctx.root, ctx.attachment_id, ctx.chash, s_i, c_i)
-        edges = [Edge("HAS_CHUNK", sec_id, "in")]
-        if prev is not None:
-            edges.append(Edge("NEXT", prev, "in"))
-        chunk_props: dict[str, Any] = {
-            "attachmentId": ctx.attachment_id,
-            "content": content,
-            "position": c_i,
-            "documentTitle": ctx.title,
-            "sectionTitle": section.heading or ctx.title,
-            **({"relativePath": ctx.relative_path} if ctx.relative_path else {}),
-        }
-        if chunk_summary.strip() != content.strip():  # a chunk short enough is its own summary
-            chunk_props["summary"] = chunk_summary
-        specs.append(
-            NodeSpec(["Chunk"], chunk_props, edges=edges, node_id=chunk_id, scope=ctx.scope, agents=ctx.agents)
-        )
-        prev = chunk_id
-    return specs
-
-
-def build_specs(
-    parsed: ParsedDocument,
-    attachment_id: str,
-    root: str,
-    *,
-    chash: str | None = None,
-    summarizer: ExtractiveSummarizer | None = None,
-    embed: Callable[[list[str]], Any] | None = None,
-    bounds: ChunkBounds | None = None,
-    scope: str | None = None,
-    agents: Sequence[str] | None = None,
-    source: str | None = None,
-) -> tuple[list[NodeSpec], int, int]:
-    """The node specs of one document (document, then each section and its chunks); ``root`` is
-    the writer's id root (the account id for an unpinned writer). ``embed`` finds topic breaks
-    with an embedder instead of lexically (see ``maxy.ingest.lexical``)."""
-    bounds = bounds or ChunkBounds()
-    summarizer = summarizer or ExtractiveSummarizer()
-    ctx = _context(parsed, attachment_id, root, chash, scope, agents)
-    title = parsed.title
-
-    sections = [s for s in parsed.sections if s.text.strip()]
-    cut = [_chunks_of(s.text, embed, bounds) for s in sections]
-    chunked = [_titled_chunks(title, s, chunks) for s, (chunks, _) in zip(sections, cut, strict=True)]
-    degraded = any(size_only for _, size_only in cut)
-    jobs = [SummaryJob("document", _summary_source(title, sections), title)]
-    if len(sections) > 1:
-        jobs += [SummaryJob("section", s.text, s.heading) for s in sections]
-    for section, chunks in zip(sections, chunked, strict=True):
-        jobs += [SummaryJob("chunk", c, _chunk_title(title, section)) for c in chunks]
-    summaries = iter(summarizer.summarize_many(jobs))
-    doc_summary = next(summaries)
-    section_summaries = [next(summaries) for _ in sections] if len(sections) > 1 else [doc_summary]
-
-    n_chunks = sum(len(c) for c in chunked)
-    doc_props = _doc_props(ctx, parsed, doc_summary, source)
-    doc_props["sectionCount"], doc_props["chunkCount"] = len(sections), n_chunks
-    if degraded:  # the next ingest of this document re-chunks it, even unchanged (see _unchanged)
-        doc_props["chunking"] = SIZE_ONLY
-    specs = [NodeSpec(["KnowledgeDocument"], doc_props, node_id=ctx.doc_id, scope=ctx.scope, agents=ctx.agents)]
-    for s_i, (section, chunks) in enumerate(zip(sections, chunked, strict=True)):
-        specs += _section_specs(ctx, s_i, section, section_summaries[s_i], chunks, [next(summaries) for _ in chunks])
-    return specs, len(sections), n_chunks
-
-
-def _context(
-    parsed: ParsedDocument,
-    attachment_id: str,
-    root: str,
-    chash: str | None,
-    scope: str | None,
-    agents: Sequence[str] | None,
-) -> _DocContext:
-    return _DocContext(
-        parsed.title,
-        attachment_id,
-        root,
-        chash or content_hash(parsed),
-        document_node_id(root, attachment_id),
-        scope,
-        list(agents) if agents is not None else None,
-        parsed.relative_path,
-    )
-
-
-def stream_specs(
-    parsed: ParsedDocument,
-    attachment_id: str,
-    root: str,
-    counts: StreamCounts,
-    *,
-    chash: str | None = None,
-    summarizer: ExtractiveSummarizer | None = None,
-    bounds: ChunkBounds | None = None,
-    scope: str | None = None,
-    agents: Sequence[str] | None = None,
-    source: str | None = None,
-) -> Iterator[NodeSpec]:
-    """The specs :func:`build_specs` makes, built one section at a time (the document first,
-    its ``sectionCount`` and ``chunkCount`` left for the caller: ``counts`` holds them once the
-    iterator is exhausted), so a large document's first nodes are written while the rest is cut."""
-    bounds = bounds or ChunkBounds()
-    summarizer = summarizer or ExtractiveSummarizer()
-    ctx = _context(parsed, attachment_id, root, chash, scope, agents)
-    title = parsed.title
-    sections = [s for s in parsed.sections if s.text.strip()]
-    # The extractive summary reads the first 300 sentences; the LLM far fewer characters.
-    doc_summary = summarizer.summarize("document", _summary_source(title, sections)[:DOC_SOURCE_CHARS], title)
-    yield NodeSpec(
-        ["KnowledgeDocument"],
-        _doc_props(ctx, parsed, doc_summary, source),
-        node_id=ctx.doc_id,
-        scope=ctx.scope,
-        agents=ctx.agents,
-    )
-    for s_i, section in enumerate(sections):
-        chunks = _titled_chunks(title, section, _chunks_of(section.text, None, bounds)[0])
-        jobs = [SummaryJob("section", section.text, section.heading)] if len(sections) > 1 else []
-        jobs += [SummaryJob("chunk", c, _chunk_title(title, section)) for c in chunks]
-        summaries = summarizer.summarize_many(jobs)
-        if len(sections) == 1:
-            summaries = [doc_summary, *summaries]
-        counts.sections += 1
-        counts.chunks += len(chunks)
-        yield from _section_specs(ctx, s_i, section, summaries[0], chunks, summaries[1:])
-
-
-# ---------------------------------------------------------------------------------------
-# Writing
 def _live_query(writer: GraphWriter) -> tuple[str, dict[str, Any]]:
     guard = node_guard(writer.caller, "d")
     query = f"""
@@ -488,28 +193,33 @@ class _Options:
     batch_progress: BatchProgress | None = None
 
 
-def _options(
-    writer: GraphWriter,
-    *,
-    scope: str | None,
-    agents: Sequence[str] | None,
-    source: str | None,
-    force: bool,
-    summarizer: ExtractiveSummarizer | None,
-    bounds: ChunkBounds | None,
-    batch_progress: BatchProgress | None = None,
-) -> _Options:
+@dataclass(frozen=True)
+class IngestOptions:
+    """How an ingest writes, as its caller asked: the view its nodes take (``scope``, ``agents``;
+    a pinned writer's own by default), ``source``, ``force`` (write even unchanged documents),
+    the summariser and chunk bounds (the configured ones by default), and ``batch_progress``."""
+
+    scope: str | None = None
+    agents: Sequence[str] | None = None
+    source: str | None = None
+    force: bool = False
+    summarizer: ExtractiveSummarizer | None = None
+    bounds: ChunkBounds | None = None
+    batch_progress: BatchProgress | None = None
+
+
+def _options(writer: GraphWriter, asked: IngestOptions) -> _Options:
     # What the primitive will store (a pinned writer's own view by default): the skip check compares it.
-    scope, agent_list = default_visibility(writer.caller, scope, _check_scope_agents(scope, agents))
+    scope, agent_list = default_visibility(writer.caller, asked.scope, check_scope_agents(asked.scope, asked.agents))
     return _Options(
         id_root(writer.caller),
         scope,
         agent_list,
-        source,
-        force,
-        summarizer or get_summarizer(),
-        bounds or ChunkBounds.from_env(),
-        batch_progress,
+        asked.source,
+        asked.force,
+        asked.summarizer or get_summarizer(),
+        asked.bounds or ChunkBounds.from_env(),
+        asked.batch_progress,
     )
 
 
@@ -664,19 +374,15 @@ def ingest_document(
     An empty document is skipped with ``reason="empty"`` and leaves the graph untouched.
     ``batch_progress(result, done, total)`` follows a large document's transactions (nodes).
     """
-    opts = _options(
-        writer,
-        scope=scope,
-        agents=agents,
-        source=source,
-        force=force,
-        summarizer=summarizer,
-        bounds=bounds,
-        batch_progress=batch_progress,
+    return _ingest_one(
+        writer, parsed, attachment_id, IngestOptions(scope, agents, source, force, summarizer, bounds, batch_progress)
     )
+
+
+def _ingest_one(writer: GraphWriter, parsed: ParsedDocument, attachment_id: str, asked: IngestOptions) -> IngestResult:
     out: list[IngestResult] = []
     with CommitQueue() as queue:
-        _submit(writer, queue, [(parsed, attachment_id)], opts, out.extend)
+        _submit(writer, queue, [(parsed, attachment_id)], _options(writer, asked), out.extend)
     return out[0]
 
 
@@ -704,17 +410,8 @@ def ingest_record(
     media_type: str = "text/plain",
 ) -> IngestResult:
     """An already-structured record (title + text) as a document with one section."""
-    return ingest_document(
-        writer,
-        _record_document(title, text, media_type),
-        attachment_id,
-        scope=scope,
-        agents=agents,
-        source=source,
-        force=force,
-        summarizer=summarizer,
-        bounds=bounds,
-    )
+    asked = IngestOptions(scope, agents, source, force, summarizer, bounds)
+    return _ingest_one(writer, _record_document(title, text, media_type), attachment_id, asked)
 
 
 def _record_fields(record: Any) -> tuple[str, str | None, str]:
@@ -747,16 +444,7 @@ def ingest_records(
     ``attachmentId``/``id``/``_id``), ``title`` and ``text``.
     """
     items = [_record_fields(r) for r in records]
-    opts = _options(
-        writer,
-        scope=scope,
-        agents=agents,
-        source=source,
-        force=force,
-        summarizer=summarizer,
-        bounds=bounds,
-        batch_progress=batch_progress,
-    )
+    opts = _options(writer, IngestOptions(scope, agents, source, force, summarizer, bounds, batch_progress))
     out: list[IngestResult] = []
 
     def done(results: list[IngestResult]) -> None:
@@ -771,125 +459,6 @@ def ingest_records(
             docs = [(_record_document(t, x, "text/plain"), a) for a, t, x in batch]
             _submit(writer, queue, docs, opts, done)
     return out
-
-
-# ---------------------------------------------------------------------------------------
-# Files and folders
-def _hidden(path: Path, root: Path) -> bool:
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        rel = path
-    return any(part.startswith(".") for part in rel.parts)
-
-
-@dataclass(frozen=True)
-class SkippedFile:
-    """A file found but not ingested, and why (``reason`` is a slug, ``note`` a sentence)."""
-
-    path: Path
-    reason: str
-    note: str
-
-
-@dataclass
-class FileSet:
-    files: list[Path]
-    skipped: list[SkippedFile]
-    relative: dict[Path, str] = field(default_factory=dict)  # a file -> its path inside the folder named
-
-    def relative_path(self, f: Path) -> str:
-        """Where a file sits inside the folder it was found in (``advanced/timeouts.md``); a file
-        named on its own is its name."""
-        return self.relative.get(f) or f.name
-
-
-def protected_folders() -> tuple[Path, ...]:
-    """Maxy's configuration folder (.env with the Neo4j password, the local server) and data
-    folder (accounts and their API key files): never ingested."""
-    folders = {config_dir().expanduser().resolve()}
-    try:
-        folders.add(get_settings().data_root.expanduser().resolve())
-    except Exception:  # noqa: BLE001 - unreadable settings: the config folder is still protected
-        pass
-    return tuple(sorted(folders))
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def _walk(root: Path) -> tuple[list[Path], list[Path]]:
-    """Supported and unsupported non-hidden files under ``root``; directory symlinks are not followed."""
-    supported: list[Path] = []
-    unsupported: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in filenames:
-            f = Path(dirpath) / name
-            if _hidden(f, root) or not f.is_file():
-                continue
-            (supported if f.suffix.lower() in SUPPORTED_EXTENSIONS else unsupported).append(f)
-    return sorted(supported), sorted(unsupported)
-
-
-def _unsupported(f: Path) -> SkippedFile:
-    return SkippedFile(
-        f,
-        "unsupported",
-        f"{f}: unsupported file type {f.suffix or '(none)'!r} (supported: {', '.join(SUPPORTED_EXTENSIONS)})",
-    )
-
-
-def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | None = None) -> FileSet:
-    """Files to ingest: named files (which must have a supported extension) and every
-    supported, non-hidden file under named folders, sorted, each real file once.
-
-    Every file is judged by its real path (symlinks resolved): one that leaves the folder it
-    was found in, or lies in a protected folder (default: :func:`protected_folders`), is
-    skipped and listed in ``FileSet.skipped``."""
-    guarded = tuple(Path(p).resolve() for p in (protected_folders() if protected is None else protected))
-    found: list[Path] = []
-    skipped: list[SkippedFile] = []
-    seen: set[Path] = set()
-    relative: dict[Path, str] = {}
-
-    def take(f: Path, folder: Path | None) -> None:
-        real = f.resolve()
-        if any(_inside(real, g) for g in guarded):
-            skipped.append(
-                SkippedFile(
-                    f, "protected-folder", f"{f} is in Maxy's configuration or data folder ({real}): never ingested"
-                )
-            )
-        elif folder is not None and not _inside(real, folder):
-            skipped.append(SkippedFile(f, "outside-folder", f"{f} links to {real}, outside the folder {folder}"))
-        elif real not in seen:
-            seen.add(real)
-            found.append(real)
-            if folder is not None:
-                relative[real] = f.relative_to(folder).as_posix() if _inside(f, folder) else real.name
-
-    for raw in paths:
-        if not str(raw).strip():  # Path("") is ".": an empty argument must not mean this folder
-            raise ValidationError("path", f"{str(raw)!r} is empty: name a file or a folder ('.' for this folder)")
-        p = Path(raw).expanduser()
-        if p.is_dir():
-            folder = p.resolve()
-            files, others = _walk(folder)
-            for f in files:
-                take(f, folder)
-            skipped.extend(_unsupported(f) for f in others)
-        elif p.is_file():
-            if p.suffix.lower() not in SUPPORTED_EXTENSIONS:
-                raise ValidationError(
-                    str(p),
-                    f"unsupported file type {p.suffix or '(none)'!r}; supported: {', '.join(SUPPORTED_EXTENSIONS)}",
-                )
-            take(p, None)
-        else:
-            raise ValidationError(str(p), "no such file or folder")
-    return FileSet(found, skipped, relative)
 
 
 def _record_first(record: Callable[[Path, IngestResult], None], f: Path, results: list[IngestResult]) -> None:
@@ -928,7 +497,7 @@ def ingest_paths(
         check_attachment_id(attachment_id)
         if len(files) != 1:
             raise ValidationError("attachmentId", f"--attachment-id needs exactly one file, got {len(files)}")
-    _check_scope_agents(scope, agents)
+    check_scope_agents(scope, agents)
     bounds = bounds or ChunkBounds.from_env()
     summarizer = summarizer or get_summarizer()
     results: list[IngestResult] = []
@@ -943,16 +512,7 @@ def ingest_paths(
             accountId=short(writer.account.account_id),
         )
         results.append(result)
-    opts = _options(
-        writer,
-        scope=scope,
-        agents=agents,
-        source=source,
-        force=force,
-        summarizer=summarizer,
-        bounds=bounds,
-        batch_progress=batch_progress,
-    )
+    opts = _options(writer, IngestOptions(scope, agents, source, force, summarizer, bounds, batch_progress))
     done_files = 0
 
     def record(f: Path, result: IngestResult) -> None:

@@ -31,7 +31,7 @@ from ..graph.confine import not_writable
 from ..graph.guards import Caller, deleted_guard, domain_guard
 from ..graph.purge import iso_utc, view_of
 from ..logs import log_line, short
-from .hierarchy import check_attachment_id
+from .identity import check_attachment_id
 
 
 def _soft_delete_query(caller: Caller) -> tuple[str, dict[str, Any]]:

@@ -17,7 +17,7 @@ from ..db import Database
 from ..graph.confine import id_root
 from ..graph.guards import Caller, Guard, deleted_guard, node_guard
 from ..graph.paging import check_page, plain
-from .hierarchy import check_attachment_id, document_node_id
+from .identity import check_attachment_id, document_node_id
 
 PREVIEW_CHARS = 200
 # Newest first: by ingest time, or for the trash by deletion time.

@@ -18,8 +18,10 @@ from ..errors import GraphWriteError, ValidationError
 from ..graph.guards import node_guard
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
-from .hierarchy import SIZE_ONLY, collect_files, ingest_document
+from .files import collect_files
+from .hierarchy import ingest_document
 from .parse import parse_file
+from .specs import SIZE_ONLY
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 from ...errors import ValidationError
 from ...graph.confine import not_writable
 from ...graph.purge import DEFAULT_GRACE_DAYS
-from ...ingest.hierarchy import check_attachment_id
+from ...ingest.identity import check_attachment_id
 from ...ingest.lifecycle import restore_attachment, soft_delete_attachment
 from ...ingest.listing import document_outline, list_documents
 from ...logs import log_line, short
