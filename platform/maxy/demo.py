@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from .config import Settings
+from .console import emit_json, err, friendly, out
 
 DEMO_ACCOUNT = "demo"
 DEMO_PATHS = ("README.md", "docs")
@@ -89,60 +90,62 @@ def run_demo(
     return run
 
 
-def register(app: typer.Typer) -> None:
-    from .console import emit_json, err, friendly, out
+# The commands, defined last: their options name the helpers above.
+commands = typer.Typer()  # added to the main app by register()
 
-    @app.command("demo")
-    @friendly
-    def demo_cmd(
-        paths: list[Path] = typer.Argument(None, help="Files or folders to ingest [default: README.md docs]."),
-        question: list[str] = typer.Option(
-            None, "--question", "-q", help="Ask this instead of the three built-in questions (repeatable)."
-        ),
-        account: str = typer.Option(DEMO_ACCOUNT, "--account", help="The name of the account to write into."),
-        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-    ) -> None:
-        """Ingest documents into the demo account (created if missing, never ACCOUNT_ID) and answer questions."""
-        from .config import load_settings
-        from .errors import ValidationError
-        from .search.format import brief_line, render, to_json
 
-        if any(not q.strip() for q in question or []):
-            raise ValidationError(
-                "--question", "is empty; ask a question, or leave --question out for the built-in ones"
-            )
-        run = run_demo(
-            load_settings(), paths or [Path(p) for p in DEMO_PATHS], question or DEMO_QUESTIONS, account_name=account
+@commands.command("demo")
+@friendly
+def demo_cmd(
+    paths: list[Path] = typer.Argument(None, help="Files or folders to ingest [default: README.md docs]."),
+    question: list[str] = typer.Option(
+        None, "--question", "-q", help="Ask this instead of the three built-in questions (repeatable)."
+    ),
+    account: str = typer.Option(DEMO_ACCOUNT, "--account", help="The name of the account to write into."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Ingest documents into the demo account (created if missing, never ACCOUNT_ID) and answer questions."""
+    from .config import load_settings
+    from .errors import ValidationError
+    from .search.format import brief_line, render, to_json
+
+    if any(not q.strip() for q in question or []):
+        raise ValidationError("--question", "is empty; ask a question, or leave --question out for the built-in ones")
+    run = run_demo(
+        load_settings(), paths or [Path(p) for p in DEMO_PATHS], question or DEMO_QUESTIONS, account_name=account
+    )
+    written = [r for r in run.ingest if not r.error and not r.skipped]
+    if json_out:
+        emit_json(
+            {
+                "account": {"accountId": run.account_id, "name": run.account_name, "created": run.created},
+                "ingested": len(written),
+                "skipped": sum(1 for r in run.ingest if r.skipped),
+                "failed": len(run.failed),
+                "chunks": sum(r.chunks for r in written),
+                "answers": [{"question": q, "results": to_json(r.hits)} for q, r in run.answers],
+            }
         )
-        written = [r for r in run.ingest if not r.error and not r.skipped]
-        if json_out:
-            emit_json(
-                {
-                    "account": {"accountId": run.account_id, "name": run.account_name, "created": run.created},
-                    "ingested": len(written),
-                    "skipped": sum(1 for r in run.ingest if r.skipped),
-                    "failed": len(run.failed),
-                    "chunks": sum(r.chunks for r in written),
-                    "answers": [{"question": q, "results": to_json(r.hits)} for q, r in run.answers],
-                }
-            )
-        else:
-            what = "created" if run.created else "reused"
-            skipped = Counter(r.reason for r in run.ingest if r.skipped)
-            detail = "".join(f", {n} {reason}" for reason, n in sorted(skipped.items()))
-            err.print(
-                f"demo: account {run.account_name} ({run.account_id}, {what}): "
-                f"ingested {len(written)} document(s){detail}",
-                highlight=False,
-                soft_wrap=True,
-            )
-            for q, response in run.answers:
-                out.print(f"\nQ: {q}", markup=False, highlight=False)
-                for i, hit in enumerate(response.hits, start=1):
-                    out.print(brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
-                if not response.hits:
-                    out.print(render([], nearest_miss=response.nearest_miss), markup=False, highlight=False)
-        for r in run.failed:
-            err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
-        if run.failed:
-            raise typer.Exit(1)
+    else:
+        what = "created" if run.created else "reused"
+        skipped = Counter(r.reason for r in run.ingest if r.skipped)
+        detail = "".join(f", {n} {reason}" for reason, n in sorted(skipped.items()))
+        err.print(
+            f"demo: account {run.account_name} ({run.account_id}, {what}): ingested {len(written)} document(s){detail}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for q, response in run.answers:
+            out.print(f"\nQ: {q}", markup=False, highlight=False)
+            for i, hit in enumerate(response.hits, start=1):
+                out.print(brief_line(i, hit), markup=False, highlight=False, soft_wrap=True)
+            if not response.hits:
+                out.print(render([], nearest_miss=response.nearest_miss), markup=False, highlight=False)
+    for r in run.failed:
+        err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
+    if run.failed:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(commands)

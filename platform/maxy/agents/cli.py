@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from ..console import emit_json, friendly
+
 
 def _scopes(value: str | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(s.strip() for s in value.split(",") if s.strip())
@@ -81,99 +83,6 @@ def _show(config: Any, out: Any) -> None:
     )
 
 
-def register(app: typer.Typer) -> None:
-    from ..console import emit_json, friendly
-
-    agent_app = typer.Typer(no_args_is_help=True, help="The account's public agents: config and texts.")
-    app.add_typer(agent_app, name="agent")
-
-    @agent_app.command("create")
-    @friendly
-    def create_cmd(
-        slug: str = typer.Argument(..., help="The agent's slug: lower-case letters, digits, '-' or '_'."),
-        name: str = typer.Option(None, "--name", help="The display name (default: the slug)."),
-        live_memory: bool = typer.Option(
-            False, "--live-memory/--no-live-memory", help="May search the graph mid-turn."
-        ),
-        keyword: list[str] = typer.Option(None, "--keyword", help="A knowledge subscription (repeatable, at most 5)."),
-        scopes: str = typer.Option("public", "--scopes", help="public, or public,shared."),
-        json_out: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Create a public agent's directory: config.json, IDENTITY.md and SOUL.md (empty)."""
-        from .store import AgentConfig, create_agent
-
-        data_root, account_id = _account()
-        config = AgentConfig(slug, name or slug, live_memory, tuple(keyword or ()), _scopes(scopes) or ())
-        _answer(create_agent(data_root, account_id, config), json_out)
-
-    @agent_app.command("list")
-    @friendly
-    def list_cmd(json_out: bool = typer.Option(False, "--json")) -> None:
-        """List the account's public agents."""
-        from ..console import out
-        from .store import list_agents
-
-        agents = list_agents(*_account())
-        if json_out:
-            emit_json([a.as_dict() for a in agents])
-            return
-        for agent in agents:
-            _show(agent, out)
-        if not agents:
-            out.print("no agents: `maxy agent create SLUG` makes one", markup=False, highlight=False)
-
-    @agent_app.command("show")
-    @friendly
-    def show_cmd(slug: str = typer.Argument(...), json_out: bool = typer.Option(False, "--json")) -> None:
-        """Show one agent's config."""
-        from .store import read_agent
-
-        data_root, account_id = _account()
-        _answer(read_agent(data_root, account_id, slug), json_out)
-
-    @agent_app.command("update")
-    @friendly
-    def update_cmd(
-        slug: str = typer.Argument(...),
-        name: str = typer.Option(None, "--name", help="A new display name."),
-        live_memory: bool = typer.Option(None, "--live-memory/--no-live-memory", help="Change live memory."),
-        keyword: list[str] = typer.Option(None, "--keyword", help="Replace the subscriptions (repeatable)."),
-        no_keywords: bool = typer.Option(False, "--no-keywords", help="Drop every subscription."),
-        scopes: str = typer.Option(None, "--scopes", help="public, or public,shared."),
-        json_out: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Change an agent's config (only what is given)."""
-        from .store import update_agent
-
-        changes = _changes(name, live_memory, keyword, no_keywords, scopes)
-        data_root, account_id = _account()
-        _answer(update_agent(data_root, account_id, slug, **changes), json_out)
-
-    _add_context_command(agent_app)
-    _add_knowledge_commands(agent_app)
-
-    @agent_app.command("delete")
-    @friendly
-    def delete_cmd(
-        slug: str = typer.Argument(...),
-        yes: bool = typer.Option(False, "--yes", help="Confirm: the directory and its texts are removed."),
-        json_out: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Delete an agent's directory (its config and texts; the graph is untouched)."""
-        from ..console import err
-        from ..errors import ValidationError
-        from .store import delete_agent
-
-        if not yes:
-            raise ValidationError("--yes", f"deleting agent {slug!r} removes its texts: add --yes to confirm")
-        data_root, account_id = _account()
-        delete_agent(data_root, account_id, slug)
-        if json_out:
-            emit_json({"slug": slug, "deleted": True})
-        else:
-            err.print(f"deleted agent {slug}", markup=False, highlight=False)
-
-
 def _add_context_command(agent_app: typer.Typer) -> None:
     from ..console import emit_json, friendly
 
@@ -244,3 +153,105 @@ def _add_knowledge_commands(agent_app: typer.Typer) -> None:
             soft_wrap=True,
         )
         out.print(f"wrote {d['knowledgeFile']} and {d['summaryFile']}", markup=False, highlight=False, soft_wrap=True)
+
+
+# The commands, defined last: their options name the helpers above.
+commands = typer.Typer()  # added to the main app by register()
+
+
+agent_app = typer.Typer(no_args_is_help=True, help="The account's public agents: config and texts.")
+
+
+@agent_app.command("create")
+@friendly
+def create_cmd(
+    slug: str = typer.Argument(..., help="The agent's slug: lower-case letters, digits, '-' or '_'."),
+    name: str = typer.Option(None, "--name", help="The display name (default: the slug)."),
+    live_memory: bool = typer.Option(False, "--live-memory/--no-live-memory", help="May search the graph mid-turn."),
+    keyword: list[str] = typer.Option(None, "--keyword", help="A knowledge subscription (repeatable, at most 5)."),
+    scopes: str = typer.Option("public", "--scopes", help="public, or public,shared."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Create a public agent's directory: config.json, IDENTITY.md and SOUL.md (empty)."""
+    from .store import AgentConfig, create_agent
+
+    data_root, account_id = _account()
+    config = AgentConfig(slug, name or slug, live_memory, tuple(keyword or ()), _scopes(scopes) or ())
+    _answer(create_agent(data_root, account_id, config), json_out)
+
+
+@agent_app.command("list")
+@friendly
+def list_cmd(json_out: bool = typer.Option(False, "--json")) -> None:
+    """List the account's public agents."""
+    from ..console import out
+    from .store import list_agents
+
+    agents = list_agents(*_account())
+    if json_out:
+        emit_json([a.as_dict() for a in agents])
+        return
+    for agent in agents:
+        _show(agent, out)
+    if not agents:
+        out.print("no agents: `maxy agent create SLUG` makes one", markup=False, highlight=False)
+
+
+@agent_app.command("show")
+@friendly
+def show_cmd(slug: str = typer.Argument(...), json_out: bool = typer.Option(False, "--json")) -> None:
+    """Show one agent's config."""
+    from .store import read_agent
+
+    data_root, account_id = _account()
+    _answer(read_agent(data_root, account_id, slug), json_out)
+
+
+@agent_app.command("update")
+@friendly
+def update_cmd(
+    slug: str = typer.Argument(...),
+    name: str = typer.Option(None, "--name", help="A new display name."),
+    live_memory: bool = typer.Option(None, "--live-memory/--no-live-memory", help="Change live memory."),
+    keyword: list[str] = typer.Option(None, "--keyword", help="Replace the subscriptions (repeatable)."),
+    no_keywords: bool = typer.Option(False, "--no-keywords", help="Drop every subscription."),
+    scopes: str = typer.Option(None, "--scopes", help="public, or public,shared."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Change an agent's config (only what is given)."""
+    from .store import update_agent
+
+    changes = _changes(name, live_memory, keyword, no_keywords, scopes)
+    data_root, account_id = _account()
+    _answer(update_agent(data_root, account_id, slug, **changes), json_out)
+
+
+_add_context_command(agent_app)
+_add_knowledge_commands(agent_app)
+
+
+@agent_app.command("delete")
+@friendly
+def delete_cmd(
+    slug: str = typer.Argument(...),
+    yes: bool = typer.Option(False, "--yes", help="Confirm: the directory and its texts are removed."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Delete an agent's directory (its config and texts; the graph is untouched)."""
+    from ..console import err
+    from ..errors import ValidationError
+    from .store import delete_agent
+
+    if not yes:
+        raise ValidationError("--yes", f"deleting agent {slug!r} removes its texts: add --yes to confirm")
+    data_root, account_id = _account()
+    delete_agent(data_root, account_id, slug)
+    if json_out:
+        emit_json({"slug": slug, "deleted": True})
+    else:
+        err.print(f"deleted agent {slug}", markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(commands)
+    app.add_typer(agent_app, name="agent")

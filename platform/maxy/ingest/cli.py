@@ -11,6 +11,9 @@ from typing import Any
 
 import typer
 
+from ..config import load_settings
+from ..console import emit_json, friendly, out
+
 
 def _writer_context(settings: Any) -> tuple[Any, Any, Any]:
     """Validate ACCOUNT_ID (exit 1 on failure) and open the database."""
@@ -164,109 +167,6 @@ def _print_ingest(results: list[Any]) -> None:
         err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
 
 
-def register(app: typer.Typer) -> None:
-    from ..config import load_settings
-    from ..console import emit_json, friendly, out
-
-    @app.command("ingest")
-    @friendly
-    def ingest_cmd(
-        paths: list[str] = typer.Argument(..., help="Files or folders (.md .markdown .txt .html .htm)."),
-        attachment_id: str | None = typer.Option(
-            None, "--attachment-id", help="The attachmentId for a single file (default: derived from its path)."
-        ),
-        scope: str | None = typer.Option(None, "--scope", help="public, shared or admin."),
-        agents: list[str] | None = typer.Option(None, "--agent", help="Tag the nodes for this agent (repeatable)."),
-        force: bool = typer.Option(False, "--force", help="Re-ingest even when the content is unchanged."),
-        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-    ) -> None:
-        """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
-        from ..graph.guards import Caller
-        from ..graph.write import GraphWriter
-        from .files import collect_files
-        from .summarize import get_summarizer
-
-        settings = load_settings()
-        validated, db, settings = _writer_context(settings)
-        try:
-            collected = collect_files(paths)  # validate paths before loading the embedder
-            caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
-            writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
-            summarizer = get_summarizer(settings)
-            kwargs: dict[str, Any] = {
-                "attachment_id": attachment_id,
-                "scope": scope,
-                "agents": agents or None,
-                "force": force,
-                "summarizer": summarizer,
-            }
-            results = _ingest_collected(collected, writer, kwargs)
-        finally:
-            db.close()
-        if json_out:
-            _emit_ingest_json(results, summarizer.name)
-        else:
-            _print_ingest(results)
-        if any(r.error for r in results):
-            raise typer.Exit(1)
-
-    @app.command("delete")
-    @friendly
-    def delete_cmd(
-        attachment: str = typer.Option(..., "--attachment", help="The attachmentId of the document to delete."),
-        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-    ) -> None:
-        """Soft-delete a document and its sections and chunks (hidden at once, purged after the grace period)."""
-        from ..graph.guards import Caller
-        from .lifecycle import soft_delete_attachment
-
-        validated, db, settings = _writer_context(load_settings())
-        try:
-            caller = Caller.from_settings(settings, validated.account_id)
-            stamped = soft_delete_attachment(db, validated.account_id, attachment, caller=caller)
-        finally:
-            db.close()
-        if json_out:
-            emit_json({"attachmentId": attachment, "deleted": stamped})
-        elif stamped:
-            out.print(f"soft-deleted {attachment}: {stamped} node(s); purged after the grace period", highlight=False)
-        else:
-            out.print(f"{attachment} was already deleted", highlight=False)
-
-    @app.command("purge")
-    @friendly
-    def purge_cmd(
-        grace_days: float = typer.Option(7, "--grace-days", min=0, help="Keep soft-deleted nodes this many days."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
-        yes: bool = typer.Option(False, "--yes", help="Confirm --grace-days 0 (everything soft-deleted, at once)."),
-        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-    ) -> None:
-        """Hard-delete nodes soft-deleted longer ago than the grace period (--dry-run lists them)."""
-        from ..errors import ValidationError
-        from ..graph.guards import Caller
-        from ..graph.purge import purge, purge_preview
-
-        validated, db, settings = _writer_context(load_settings())
-        try:
-            caller = Caller.from_settings(settings, validated.account_id)
-            preview = None
-            if dry_run or (grace_days == 0 and not yes):
-                preview = purge_preview(db, validated.account_id, grace_days=grace_days, caller=caller)
-            counts = None if preview is not None else purge(db, validated.account_id, grace_days, caller=caller)
-        finally:
-            db.close()
-        if preview is None:
-            _print_purged(counts or {}, grace_days, json_out)
-            return
-        _print_preview(preview, grace_days, json_out)
-        if not dry_run and preview["counts"]:
-            raise ValidationError(
-                "--grace-days",
-                "0 hard-deletes everything soft-deleted, at once; nothing was deleted: "
-                "add --yes to purge what is listed above",
-            )
-
-
 def _print_purged(counts: dict[str, int], grace_days: float, json_out: bool) -> None:
     from ..console import emit_json, out
 
@@ -301,3 +201,112 @@ def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool) -
     out.print(f"would purge {sum(counts.values())} node(s): {detail}", highlight=False)
     for doc in preview["documents"]:
         out.print(f"  {doc['attachmentId']}  {doc['title'] or ''}  (deleted {doc['deletedAt']})", highlight=False)
+
+
+# The commands, defined last: their options name the helpers above.
+commands = typer.Typer()  # added to the main app by register()
+
+
+@commands.command("ingest")
+@friendly
+def ingest_cmd(
+    paths: list[str] = typer.Argument(..., help="Files or folders (.md .markdown .txt .html .htm)."),
+    attachment_id: str | None = typer.Option(
+        None, "--attachment-id", help="The attachmentId for a single file (default: derived from its path)."
+    ),
+    scope: str | None = typer.Option(None, "--scope", help="public, shared or admin."),
+    agents: list[str] | None = typer.Option(None, "--agent", help="Tag the nodes for this agent (repeatable)."),
+    force: bool = typer.Option(False, "--force", help="Re-ingest even when the content is unchanged."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
+    from ..graph.guards import Caller
+    from ..graph.write import GraphWriter
+    from .files import collect_files
+    from .summarize import get_summarizer
+
+    settings = load_settings()
+    validated, db, settings = _writer_context(settings)
+    try:
+        collected = collect_files(paths)  # validate paths before loading the embedder
+        caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
+        writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
+        summarizer = get_summarizer(settings)
+        kwargs: dict[str, Any] = {
+            "attachment_id": attachment_id,
+            "scope": scope,
+            "agents": agents or None,
+            "force": force,
+            "summarizer": summarizer,
+        }
+        results = _ingest_collected(collected, writer, kwargs)
+    finally:
+        db.close()
+    if json_out:
+        _emit_ingest_json(results, summarizer.name)
+    else:
+        _print_ingest(results)
+    if any(r.error for r in results):
+        raise typer.Exit(1)
+
+
+@commands.command("delete")
+@friendly
+def delete_cmd(
+    attachment: str = typer.Option(..., "--attachment", help="The attachmentId of the document to delete."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Soft-delete a document and its sections and chunks (hidden at once, purged after the grace period)."""
+    from ..graph.guards import Caller
+    from .lifecycle import soft_delete_attachment
+
+    validated, db, settings = _writer_context(load_settings())
+    try:
+        caller = Caller.from_settings(settings, validated.account_id)
+        stamped = soft_delete_attachment(db, validated.account_id, attachment, caller=caller)
+    finally:
+        db.close()
+    if json_out:
+        emit_json({"attachmentId": attachment, "deleted": stamped})
+    elif stamped:
+        out.print(f"soft-deleted {attachment}: {stamped} node(s); purged after the grace period", highlight=False)
+    else:
+        out.print(f"{attachment} was already deleted", highlight=False)
+
+
+@commands.command("purge")
+@friendly
+def purge_cmd(
+    grace_days: float = typer.Option(7, "--grace-days", min=0, help="Keep soft-deleted nodes this many days."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
+    yes: bool = typer.Option(False, "--yes", help="Confirm --grace-days 0 (everything soft-deleted, at once)."),
+    json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Hard-delete nodes soft-deleted longer ago than the grace period (--dry-run lists them)."""
+    from ..errors import ValidationError
+    from ..graph.guards import Caller
+    from ..graph.purge import purge, purge_preview
+
+    validated, db, settings = _writer_context(load_settings())
+    try:
+        caller = Caller.from_settings(settings, validated.account_id)
+        preview = None
+        if dry_run or (grace_days == 0 and not yes):
+            preview = purge_preview(db, validated.account_id, grace_days=grace_days, caller=caller)
+        counts = None if preview is not None else purge(db, validated.account_id, grace_days, caller=caller)
+    finally:
+        db.close()
+    if preview is None:
+        _print_purged(counts or {}, grace_days, json_out)
+        return
+    _print_preview(preview, grace_days, json_out)
+    if not dry_run and preview["counts"]:
+        raise ValidationError(
+            "--grace-days",
+            "0 hard-deletes everything soft-deleted, at once; nothing was deleted: "
+            "add --yes to purge what is listed above",
+        )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(commands)

@@ -62,15 +62,6 @@ def site_url(settings: Any, account_id: str, path: str) -> dict[str, Any]:
     }
 
 
-def register(app: typer.Typer) -> None:
-    sites_app = typer.Typer(no_args_is_help=True, help="Published sites: /sites/... of maxy serve, by host name.")
-    host_app = typer.Typer(no_args_is_help=True, help="Which account's sites each host name serves.")
-    app.add_typer(sites_app, name="sites")
-    sites_app.add_typer(host_app, name="host")
-    _host_commands(host_app)
-    _site_commands(sites_app)
-
-
 def _host_commands(host_app: typer.Typer) -> None:
     from ..console import emit_json, err, friendly
 
@@ -175,3 +166,19 @@ def _site_commands(sites_app: typer.Typer) -> None:
                 markup=False,
                 highlight=False,
             )
+
+
+# The commands, defined last: their options name the helpers above.
+commands = typer.Typer()  # added to the main app by register()
+
+
+sites_app = typer.Typer(no_args_is_help=True, help="Published sites: /sites/... of maxy serve, by host name.")
+host_app = typer.Typer(no_args_is_help=True, help="Which account's sites each host name serves.")
+sites_app.add_typer(host_app, name="host")
+_host_commands(host_app)
+_site_commands(sites_app)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(commands)
+    app.add_typer(sites_app, name="sites")

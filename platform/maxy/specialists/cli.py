@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from ..console import emit_json, fail, friendly
+
 
 def _report(modules: list[str] | None) -> Any:
     """The gate's report over every installed plugin (less EXCLUDED_PLUGINS) and ``--module``s."""
@@ -52,48 +54,55 @@ def _show(report: Any) -> None:
     )
 
 
+# The commands, defined last: their options name the helpers above.
+commands = typer.Typer()  # added to the main app by register()
+
+
+specialists_app = typer.Typer(
+    no_args_is_help=True, help="Specialists (subagent definitions) and the tools they may use."
+)
+
+
+@specialists_app.command("check")
+@friendly
+def check_cmd(
+    json_out: bool = typer.Option(False, "--json"),
+    module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
+) -> None:
+    """Check every specialist's tools as a server start does: each tool's class, the tools
+    stripped for EXCLUDED_PLUGINS; exit 1 when a start would be refused."""
+    from .gate import drift_error, log_report
+
+    report = _report(module)
+    log_report(report)
+    if json_out:
+        emit_json(report.as_dict())
+    else:
+        _show(report)
+    if not report.ok:
+        fail(str(drift_error(report)))
+
+
+@specialists_app.command("tools")
+@friendly
+def tools_cmd(
+    name: str = typer.Argument(..., help="The specialist's name, as its front matter says."),
+    json_out: bool = typer.Option(False, "--json"),
+    module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
+) -> None:
+    """The tools a spawn of the specialist may be given, comma-separated: its tools: line
+    without the tools of excluded plugins."""
+    from ..console import out
+    from .gate import spawn_tools
+
+    report = _report(module)
+    tools = spawn_tools(report, name)
+    if json_out:
+        emit_json({"specialist": name, "allowedTools": tools, "stripped": report.find(name).stripped()})
+    else:
+        out.print(",".join(tools), markup=False, highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
-    from ..console import emit_json, fail, friendly
-
-    specialists_app = typer.Typer(
-        no_args_is_help=True, help="Specialists (subagent definitions) and the tools they may use."
-    )
+    app.add_typer(commands)
     app.add_typer(specialists_app, name="specialists")
-
-    @specialists_app.command("check")
-    @friendly
-    def check_cmd(
-        json_out: bool = typer.Option(False, "--json"),
-        module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
-    ) -> None:
-        """Check every specialist's tools as a server start does: each tool's class, the tools
-        stripped for EXCLUDED_PLUGINS; exit 1 when a start would be refused."""
-        from .gate import drift_error, log_report
-
-        report = _report(module)
-        log_report(report)
-        if json_out:
-            emit_json(report.as_dict())
-        else:
-            _show(report)
-        if not report.ok:
-            fail(str(drift_error(report)))
-
-    @specialists_app.command("tools")
-    @friendly
-    def tools_cmd(
-        name: str = typer.Argument(..., help="The specialist's name, as its front matter says."),
-        json_out: bool = typer.Option(False, "--json"),
-        module: list[str] = typer.Option(None, "--module", help="Also load this plugin module (repeatable)."),
-    ) -> None:
-        """The tools a spawn of the specialist may be given, comma-separated: its tools: line
-        without the tools of excluded plugins."""
-        from ..console import out
-        from .gate import spawn_tools
-
-        report = _report(module)
-        tools = spawn_tools(report, name)
-        if json_out:
-            emit_json({"specialist": name, "allowedTools": tools, "stripped": report.find(name).stripped()})
-        else:
-            out.print(",".join(tools), markup=False, highlight=False, soft_wrap=True)

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ..console import emit_json, err, friendly, out
+
 if TYPE_CHECKING:
     from ..serving.keys import ApiKey
 
@@ -75,58 +77,63 @@ def _check_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def register(app: typer.Typer) -> None:
-    from ..console import emit_json, err, friendly, out
+# The commands, defined last: their options name the helpers above.
+commands = typer.Typer()  # added to the main app by register()
 
-    @app.command("console")
-    @friendly
-    def console_cmd(
-        url: str = typer.Option(DEFAULT_URL, "--url", help="Where `maxy serve` answers."),
-        key_id: str = typer.Option(None, "--key-id", help="Log in with this API key (default: an admin key)."),
-        open_browser: bool = typer.Option(False, "--open", help="Also open the link in a browser."),
-        json_out: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Print a one-time link (five minutes) that logs into the console of `maxy serve`."""
-        from ..accounts import validate_account_id_env
-        from ..config import load_settings
-        from .login import LOGIN_TTL, mint_login
 
-        base = _check_url(url)
-        settings = load_settings()
-        account = validate_account_id_env(settings)
-        key, created = _key_for(settings.data_root, account.account_id, key_id)
-        token = mint_login(settings.data_root, key.account_id, key.key_id)
-        link = f"{base}/console/login?token={token}"
-        answering = _server_answers(base)
-        minutes = int(LOGIN_TTL.total_seconds() // 60)
-        if json_out:
-            emit_json(
-                {
-                    "url": link,
-                    "keyId": key.key_id,
-                    "keyCreated": created,
-                    "serverAnswers": answering,
-                    "expiresInSeconds": int(LOGIN_TTL.total_seconds()),
-                }
-            )
-        else:
-            if created:
-                err.print(
-                    f"created admin key {key.key_id} for the console (`maxy mcp key revoke {key.key_id}` ends its sessions)",
-                    markup=False,
-                    highlight=False,
-                )
-            out.print(link, markup=False, highlight=False, soft_wrap=True)
+@commands.command("console")
+@friendly
+def console_cmd(
+    url: str = typer.Option(DEFAULT_URL, "--url", help="Where `maxy serve` answers."),
+    key_id: str = typer.Option(None, "--key-id", help="Log in with this API key (default: an admin key)."),
+    open_browser: bool = typer.Option(False, "--open", help="Also open the link in a browser."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Print a one-time link (five minutes) that logs into the console of `maxy serve`."""
+    from ..accounts import validate_account_id_env
+    from ..config import load_settings
+    from .login import LOGIN_TTL, mint_login
+
+    base = _check_url(url)
+    settings = load_settings()
+    account = validate_account_id_env(settings)
+    key, created = _key_for(settings.data_root, account.account_id, key_id)
+    token = mint_login(settings.data_root, key.account_id, key.key_id)
+    link = f"{base}/console/login?token={token}"
+    answering = _server_answers(base)
+    minutes = int(LOGIN_TTL.total_seconds() // 60)
+    if json_out:
+        emit_json(
+            {
+                "url": link,
+                "keyId": key.key_id,
+                "keyCreated": created,
+                "serverAnswers": answering,
+                "expiresInSeconds": int(LOGIN_TTL.total_seconds()),
+            }
+        )
+    else:
+        if created:
             err.print(
-                f"opens once, within {minutes} minutes, as key {key.key_id} ({key.role})", markup=False, highlight=False
+                f"created admin key {key.key_id} for the console (`maxy mcp key revoke {key.key_id}` ends its sessions)",
+                markup=False,
+                highlight=False,
             )
-            if not answering:
-                err.print(
-                    f"note: nothing answers at {base}: start the server with `maxy serve` first",
-                    markup=False,
-                    highlight=False,
-                )
-        if open_browser:
-            import webbrowser
+        out.print(link, markup=False, highlight=False, soft_wrap=True)
+        err.print(
+            f"opens once, within {minutes} minutes, as key {key.key_id} ({key.role})", markup=False, highlight=False
+        )
+        if not answering:
+            err.print(
+                f"note: nothing answers at {base}: start the server with `maxy serve` first",
+                markup=False,
+                highlight=False,
+            )
+    if open_browser:
+        import webbrowser
 
-            webbrowser.open(link)
+        webbrowser.open(link)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(commands)
