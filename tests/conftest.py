@@ -13,6 +13,7 @@ import pytest
 from maxy.accounts import ValidatedAccount, create_account, validate_account
 from maxy.config import Settings, load_settings
 
+from tests import hypothesis_profile  # noqa: F401  (loads the profile MAXY_HYPOTHESIS names)
 from tests.fake_anthropic import FakeAnthropic
 
 

@@ -23,6 +23,7 @@ from maxy.ingest.hierarchy import ingest_record
 from maxy.search import SearchRequest, hybrid
 
 from tests.conftest import purge_account
+from tests.hypothesis_profile import examples
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
 QUERIES = ("who fixes boilers", "Ada Lovelace at Globex", "how are chunks embedded")
@@ -289,7 +290,7 @@ _values = st.one_of(
 _props = st.dictionaries(st.from_regex(r"[a-z][A-Za-z0-9_]{0,12}", fullmatch=True), _values, max_size=6)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(first=_props, second=_props, rel=_props)
 def test_any_storable_properties_come_back_exactly(db, account, data_root, tmp_path, first, second, rel):
     """Whatever a node or relationship holds comes back with the same values and types."""

@@ -27,6 +27,7 @@ from maxy.serving.keys import create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.hypothesis_profile import examples
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import ECHO, REPO, text
 
@@ -50,7 +51,7 @@ broken_contents = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=broken_contents)
 def test_a_broken_account_file_breaks_only_its_own_account(tmp_path: Path, content: bytes) -> None:
     data = tmp_path / f"data-{os.urandom(4).hex()}"

@@ -24,6 +24,7 @@ from maxy.errors import ValidationError
 from maxy.graph.write import GraphWriter, NodeSpec
 
 from tests.fake_anthropic import FakeAnthropic
+from tests.hypothesis_profile import examples
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
 
@@ -184,7 +185,7 @@ _NODE = st.tuples(
 )
 
 
-@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(nodes=st.lists(_NODE, min_size=1, max_size=8), scopes=st.sampled_from([("public",), ("public", "shared")]))
 def test_no_snapshot_ever_holds_a_node_outside_the_agents_scopes(db, make_account, embedder, nodes, scopes) -> None:
     account = make_account(f"prop-{uuid.uuid4().hex[:6]}")

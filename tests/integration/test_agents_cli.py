@@ -15,6 +15,7 @@ from maxy.accounts import create_account
 from maxy.agents import AgentConfig, create_agent, delete_agent, list_agents, read_agent, update_agent
 from maxy.errors import ConfigError, ValidationError
 
+from tests.hypothesis_profile import examples
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
 
@@ -104,7 +105,7 @@ def test_a_broken_or_linked_agent_folder_is_named_never_followed(data_root: Path
     assert list_agents(data_root, account.account_id) == []  # both are skipped, with a log line each
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(slug=st.text(min_size=0, max_size=80))
 def test_no_slug_reaches_outside_the_agents_folder(data_root: Path, slug: str) -> None:
     """The oracle: after any create, update, show or delete with any slug, every file written

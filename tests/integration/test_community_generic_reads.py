@@ -39,6 +39,8 @@ from maxy.search.exact_name import exact_hits
 from maxy.search.graph_expansion import expand
 from maxy.search.hits import Hit
 
+from tests.hypothesis_profile import examples
+
 SEED = {"score": 80, "reasoning": "Both work on graph tooling.", "valencyRole": "peer"}
 
 
@@ -148,7 +150,7 @@ def _oracle(kinds: list[str], edges: set[tuple[int, int]], start: int, hops: int
 
 
 @given(graph=GRAPHS)
-@hsettings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_neighbourhoods_never_pass_through_a_community_record(db, make_account, embedder, graph) -> None:
     kinds, pairs, hops = graph
     account = make_account("outside-community")

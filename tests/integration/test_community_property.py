@@ -31,6 +31,7 @@ from maxy.graph.guards import Caller
 from maxy.graph.write import Edge, NodeSpec
 
 from tests.conftest import purge_account
+from tests.hypothesis_profile import examples
 
 MEMBERS = ["ada", "bob", "cy", "dee"]
 
@@ -202,7 +203,7 @@ def _check_networks(db, oracle: Oracle, view: MemberView, a: int, viewer: str | 
             network_members(db, view, nid)
 
 
-@hsettings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(world=world_strategy)
 def test_every_community_read_returns_exactly_what_the_member_rule_allows(db, settings, make_accounts, world):
     accounts = make_accounts

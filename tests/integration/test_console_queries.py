@@ -44,6 +44,7 @@ from maxy.search import BASELINE, SearchRequest, hybrid
 from maxy_plugins.work import tools as work
 
 from tests.conftest import purge_account
+from tests.hypothesis_profile import examples
 from tests.integration.test_plugin_tools import make_ctx
 
 AGENT = "ag1"
@@ -545,7 +546,7 @@ def test_pages_concatenate_to_the_whole_list(db, world, name):
     whole = everything(listing, db, world.admin, **kw)
     assert len(whole) >= 2
 
-    @hsettings(max_examples=15, deadline=None, database=None)
+    @hsettings(max_examples=examples(15), deadline=None, database=None)
     @given(offset=st.integers(0, len(whole) + 2), limit=st.integers(1, len(whole) + 1))
     def check(offset: int, limit: int) -> None:
         total, page = listing(db, world.admin, offset=offset, limit=limit, **kw)

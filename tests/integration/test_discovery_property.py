@@ -23,6 +23,7 @@ from maxy.graph.guards import Caller
 
 from tests.conftest import purge_account
 from tests.fake_anthropic import FakeAnthropic
+from tests.hypothesis_profile import examples
 
 MEMBERS = ["ada", "bob", "cy", "dee"]
 BIOS = {"ada": "Gardener", "bob": "React engineer", "cy": "Painter", "dee": "Investor"}
@@ -55,7 +56,7 @@ def two_accounts(make_account):
     return [make_account("discovery-a"), make_account("discovery-b")]
 
 
-@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(world=world_strategy)
 def test_discovery_only_ever_finds_members_of_shared_networks(db, embedder, two_accounts, fake, monkeypatch, world):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)

@@ -40,11 +40,12 @@ from starlette.routing import Mount, Route
 
 from tests.conftest import purge_account
 from tests.console_site import _seed, open_link
+from tests.hypothesis_profile import examples
 from tests.integration.negotiation_setup import SEED, opportunity
 from tests.local_http import serve_app
 
-ROUTE_EXAMPLES = 8  # per route and key
-TOOL_EXAMPLES = 12
+ROUTE_EXAMPLES = examples(8)  # per route and key
+TOOL_EXAMPLES = examples(12)
 INTERNAL_ERROR = -32603
 ACCEPT = "application/json, text/event-stream"
 _PARAM = re.compile(r"{(\w+)(?::\w+)?}")

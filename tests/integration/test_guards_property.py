@@ -17,6 +17,8 @@ from maxy.plugins import ToolContext
 from maxy.plugins.discovery import load_plugin
 from maxy.search import BASELINE, SearchRequest, hybrid
 
+from tests.hypothesis_profile import examples
+
 SCOPES = [None, "public", "shared", "admin"]
 AGENT_TAGS = [None, [], ["alpha"], ["beta"], ["alpha", "beta"]]
 CALLER_SCOPES = [None, ("public",), ("public", "shared"), ("admin",), ("shared",)]
@@ -157,7 +159,7 @@ LAYERED_CALLERS = [
 
 
 @example(graph=LAYERED_GRAPH, callers=LAYERED_CALLERS)
-@hsettings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=graph_strategy, callers=st.lists(caller_strategy, min_size=1, max_size=4))
 def test_every_read_path_returns_exactly_what_the_guards_allow(settings, db, embedder, make_accounts, graph, callers):
     """Nodes in three accounts with random scopes, agent tags, soft deletes and edges, read

@@ -6,8 +6,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from maxy.search.lucene import build_query, terms
 
+from tests.hypothesis_profile import examples
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300))
 def test_any_text_is_a_valid_query_for_neo4j(db, account, text):
     """Whatever the user types, the full-text index answers (no parse error)."""

@@ -20,6 +20,8 @@ from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter
 from maxy.memoryagent import add_entry, check_memory, list_entries
 
+from tests.hypothesis_profile import examples
+
 ALLOWED = set(string.ascii_letters + string.digits + "._:@-")
 NAMES = st.one_of(
     st.text(alphabet="".join(sorted(ALLOWED)), min_size=1, max_size=140),
@@ -29,7 +31,7 @@ NAMES = st.one_of(
 
 
 @given(name=NAMES, field=st.sampled_from(["memory", "memoryId"]))
-@hsettings(max_examples=400, deadline=None)
+@hsettings(max_examples=examples(400), deadline=None)
 def test_a_memory_name_is_valid_exactly_when_the_oracle_says(name: str, field: str) -> None:
     valid = 1 <= len(name) <= 128 and set(name) <= ALLOWED
     if valid:
@@ -57,7 +59,7 @@ WRITES = st.lists(st.tuples(st.sampled_from(sorted(VIEWS)), st.sampled_from(["ad
 
 
 @given(writes=WRITES)
-@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_spaces_of_two_views_never_see_each_others_entries(db, make_account, writes) -> None:
     account = make_account("views")
     callers = {name: Caller(account.account_id, v.allowed_scopes, v.agent_slug) for name, v in VIEWS.items()}

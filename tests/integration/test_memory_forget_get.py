@@ -24,6 +24,7 @@ from maxy.memory.neighbourhood import get_nodes
 from maxy.search import SearchRequest, hybrid
 
 from tests.conftest import purge_account
+from tests.hypothesis_profile import examples
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 
 PAST = "2000-01-01T00:00:00+00:00"
@@ -388,7 +389,7 @@ def _chain(middle: dict[str, Any], who: dict[str, Any], **kw: Any) -> dict[str, 
 ADMIN = {"scopes": None, "agent": None}
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(**_chain({"agents": ["b"]}, {"scopes": None, "agent": "a"}))
 @example(**_chain({"scope": "admin"}, {"scopes": ("public",), "agent": None}))
 @example(**_chain({"deleted": True}, ADMIN))

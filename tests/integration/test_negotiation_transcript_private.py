@@ -47,6 +47,8 @@ from maxy.search.bm25 import bm25_search
 from maxy.search.vector import vector_search
 from maxy.taskstore import TaskStore
 
+from tests.hypothesis_profile import examples
+
 WORD = "quokkaharbour"
 SEED = {"score": 80, "reasoning": "Both build graph tooling.", "valencyRole": "peer"}
 SPEC = {
@@ -221,7 +223,7 @@ APPENDS = st.lists(st.tuples(st.sampled_from(["community", "memory"]), st.intege
 
 
 @given(appends=APPENDS)
-@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_generic_conversation_reads_are_exactly_the_memorys(db, make_account, embedder, appends) -> None:
     account = make_account("transcript")
     caller = Caller(account.account_id)

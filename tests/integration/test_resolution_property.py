@@ -16,6 +16,7 @@ from maxy.graph.write import GraphWriter
 from maxy.memory.remember import MemoryWrite, remember
 
 from tests.conftest import purge_account
+from tests.hypothesis_profile import examples
 from tests.integration.test_guards_property import primary_allowed
 
 NAMES = ["Ada Lovelace", "ada  lovelace!", "Grace Hopper", "GRACE HOPPER", "Alan Turing"]
@@ -36,7 +37,7 @@ node_strategy = st.fixed_dictionaries(
 )
 
 
-@hsettings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@hsettings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     nodes=st.lists(node_strategy, min_size=1, max_size=10),
     caller_index=st.integers(0, len(CALLERS) - 1),

@@ -25,6 +25,7 @@ from maxy.serving.app import create_app
 from maxy.sites.hosts import add_host, hosts_path
 from maxy.sites.http import ASSET_CACHE, CSP, PAGE_CACHE
 
+from tests.hypothesis_profile import examples
 from tests.local_http import serve_app
 
 SECRET = b"SECRET-NEVER-SERVED"
@@ -367,7 +368,7 @@ def _path(before: list[str], known: list[str], after: list[str], slash: bool) ->
     return "/".join([*before, *known, *after]) + ("/" if slash else "")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     path=st.builds(
         _path,

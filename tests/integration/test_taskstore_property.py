@@ -34,6 +34,8 @@ from maxy.graph.guards import Caller
 from maxy.taskstore import PHASES, STATUS_OF_PHASE, TRANSITIONS, RetryPolicy, TaskConflict, TaskStore, apply, replay
 from maxy.taskstore.phases import EXECUTION_PHASES
 
+from tests.hypothesis_profile import examples
+
 SPEC = {
     "goal": "Archive last year's invoices",
     "scope_in": ["invoices of 2025"],
@@ -369,7 +371,7 @@ def test_random_operations_by_random_roles_keep_every_invariant(db, account):
     run_state_machine_as_test(
         lambda: TaskMachine(db, account),
         settings=hsettings(
-            max_examples=25,
+            max_examples=examples(25),
             stateful_step_count=30,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -42,6 +42,7 @@ from mcp import Client
 
 from tests.conftest import purge_account
 from tests.graph_snapshot import assert_confined, in_domain, snapshot
+from tests.hypothesis_profile import examples
 from tests.plugins_fixture.helpers import text
 
 SCOPES = [None, "public", "shared", "admin"]
@@ -315,7 +316,7 @@ def plugins():
 
 
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )

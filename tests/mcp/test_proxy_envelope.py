@@ -33,6 +33,7 @@ from maxy.mcp.proxy import Pending, note_requests, rewrite_response
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.hypothesis_profile import examples
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 from tests.tcp_proxy import TcpProxy
 
@@ -405,7 +406,7 @@ LEADING = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(leading=LEADING)
 def test_the_probe_never_runs_the_query(leading: list[str], db, shared_probe: EnvelopeProbe) -> None:
     """Whatever leads the query (PROFILE, which runs it, included), the probe only plans it."""

@@ -13,10 +13,12 @@ from maxy.config import Settings, load_settings
 from maxy.console import flag_for
 from maxy.errors import SettingsError
 
+from tests.hypothesis_profile import examples
+
 FIELDS = sorted(Settings.model_fields)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(name=st.sampled_from(FIELDS), value=st.text(max_size=40))
 def test_any_value_of_any_setting_loads_or_is_one_line_naming_it(name: str, value: str) -> None:
     try:

@@ -16,6 +16,8 @@ from maxy.mcp.schemas import compact
 from maxy.mcp.server import create_mcp_server
 from maxy.plugins.discovery import discover_plugins
 
+from tests.hypothesis_profile import examples
+
 
 @cache
 def _schemas() -> tuple[tuple[str, dict[str, Any]], ...]:
@@ -106,7 +108,9 @@ def test_compacting_drops_titles_and_null_unions() -> None:
     assert "description" not in json.dumps(compact({"description": "d", "properties": {}}, descriptions=False))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(data=st.data())
 def test_a_compacted_schema_accepts_exactly_what_the_full_one_does(data: st.DataObject) -> None:
     name, full = data.draw(st.sampled_from(_schemas()))

@@ -17,6 +17,8 @@ from maxy.sites.mime import OCTET_STREAM, content_type
 from maxy.sites.paths import SAFE_SEGMENT, Refused, SitePath, parse_site_path, split_request_path
 from maxy.sites.serve import ESCAPE, NOT_FOUND, REDIRECT, SERVE, TRAVERSAL, Opened, inside, open_file, resolve
 
+from tests.hypothesis_profile import examples
+
 SECRET = b"SECRET-OUTSIDE-THE-SITES-FOLDER"
 
 REFUSED = [
@@ -90,7 +92,7 @@ def test_the_first_segment_must_decode_to_sites() -> None:
     assert split_request_path("/sites%zz/a") == Refused("unsafe-prefix")
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("./\\%25cCeEfF0~aé\x00-_")), max_size=40))
 def test_a_parsed_path_never_holds_a_traversal_segment(raw: str) -> None:
     parsed = parse_site_path(raw)
@@ -255,7 +257,7 @@ PATHS = st.one_of(
 )
 
 
-@settings(max_examples=4000, deadline=None)
+@settings(max_examples=examples(4000), deadline=None)
 @given(raw=PATHS)
 def test_no_path_reaches_a_file_outside_the_sites_folder(sites: Path, raw: str) -> None:
     root = os.path.realpath(sites)
