@@ -16,6 +16,21 @@ from maxy.config import Settings, load_settings
 from tests import hypothesis_profile  # noqa: F401  (loads the profile MAXY_HYPOTHESIS names)
 from tests.fake_anthropic import FakeAnthropic
 
+SLOW = {
+    line.strip()
+    for line in (Path(__file__).parent / "slow_tests.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests listed in slow_tests.txt ``slow`` (the JVM-starting ones carry the marker
+    in their files): ``-m 'not slow'`` is the fast lane."""
+    for item in items:
+        test = item.nodeid.split("[")[0]
+        if test in SLOW or test.split("::")[0] in SLOW:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def settings() -> Settings:

@@ -14,6 +14,8 @@ import pytest
 from tests.integration.test_neo4j_runtime import free_port
 from tests.plugins_fixture.helpers import CLI, PLATFORM, REPO
 
+pytestmark = pytest.mark.slow  # neo4j-admin (a JVM) dumps and loads the database
+
 PASSWORD = "backup-test-" + os.urandom(6).hex()
 
 

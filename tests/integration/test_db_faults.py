@@ -126,6 +126,7 @@ def test_a_query_longer_than_the_timeout_is_stopped_by_the_server(neo4j_ready: S
         assert db.read("RETURN 1 AS one", timeout_=60) == [{"one": 1}]
 
 
+@pytest.mark.slow  # starts a second Neo4j server (a JVM)
 def test_a_second_real_server_frozen_then_killed(tmp_path, neo4j_ready: Settings) -> None:
     """The same faults on a real Neo4j of this test's own (its own home and port): SIGSTOP, then
     SIGCONT, then kill -9."""

@@ -79,14 +79,12 @@ def test_streamed_document_is_seen_whole_old_or_whole_new(db, account, writer, t
     real_commit = GraphWriter.commit
 
     def slow_commit(self, write, **kwargs):
-        # each transaction waits for the reader to finish one more read (however slow the
-        # machine), so the reader lands between every two of them
-        start, deadline = len(reads), time.monotonic() + 30
-        while len(reads) <= start and time.monotonic() < deadline:
+        # each transaction waits for the reader to see the document once more after it began
+        # (however slow the machine), so a read lands between every two of them
+        start, deadline = len(seen), time.monotonic() + 30
+        while len(seen) <= start and time.monotonic() < deadline:
             time.sleep(0.01)
         return real_commit(self, write, **kwargs)
-
-    reads: list[float] = []
 
     monkeypatch.setattr(GraphWriter, "commit", slow_commit)
     # Neo4j reads committed data as a query goes: a read running while the final switch commits
@@ -125,7 +123,6 @@ def test_streamed_document_is_seen_whole_old_or_whole_new(db, account, writer, t
             [hits] = bm25_search(db, caller, ["zebrafish"], ["Chunk"], 500)
             if not across_switch(started):
                 searched.append(len(hits))
-            reads.append(started)
 
     progress: list[tuple[int, int]] = []
 

@@ -16,6 +16,8 @@ from maxy.neo4j.memory import choose_memory, conf_memory, format_bytes, format_s
 from tests.integration.test_neo4j_runtime import PASSWORD, _run, free_port
 from tests.plugins_fixture.helpers import CLI, child_env
 
+pytestmark = pytest.mark.slow  # each test starts a Neo4j server of its own (a JVM)
+
 
 def _memory_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.getMessage().startswith("[neo4j] memory ")]

@@ -32,6 +32,8 @@ from maxy.neo4j import (
 )
 from maxy.neo4j.fetch import POM_XML, jars_ready
 
+pytestmark = pytest.mark.slow  # each test starts a Neo4j server of its own (a JVM)
+
 REPO = Path(__file__).resolve().parents[2]
 # Starts with "-" so every server test also proves neo4j-admin takes it as the password, not an option.
 PASSWORD = "-maxy-test-" + os.urandom(6).hex()
