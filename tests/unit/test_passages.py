@@ -10,7 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from maxy.search.passages import LEAD_CHARS, MORE, PASSAGE_MAX, PASSAGE_MIN, assemble, body, budgets
 
-SENTENCE = st.from_regex(r"( [a-z]{1,9}){2,14}[.?!]", fullmatch=True)
+WORDS = ("a", "aa", "aaa", "ab", "abcd", "words", "passage", "sentence", "boundary")
+SENTENCE = st.builds(
+    lambda words, end: "".join(f" {w}" for w in words) + end,
+    st.lists(st.sampled_from(WORDS), min_size=2, max_size=14),
+    st.sampled_from(".?!"),
+)
 SECTION = st.lists(st.lists(SENTENCE, min_size=1, max_size=12), min_size=1, max_size=7)
 
 
