@@ -11,6 +11,8 @@ from pathlib import Path
 import maxy
 import maxy_plugins
 
+from tests.imports import from_module
+
 ROOTS = {"maxy": Path(maxy.__file__).parent, "maxy_plugins": Path(maxy_plugins.__file__).parent}
 
 # Bottom to top: a module imports its own layer and those below. A platform package's ``http``
@@ -59,8 +61,7 @@ def _imported(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> Ite
         yield from (alias.name for alias in node.names)
         return
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    base = package[: len(package) - node.level + 1] if node.level else []
-    base += node.module.split(".") if node.module else []
+    base = from_module(package, node)
     for alias in node.names:
         yield ".".join([*base, alias.name])
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import maxy_plugins
 
+from tests.imports import from_module
+
 PLUGINS = Path(maxy_plugins.__file__).parent
 BEYOND = ("maxy.plugins.", "maxy.mcp", "maxy.serving", "maxy.webconsole", "maxy.cli")
 
@@ -21,9 +23,7 @@ def _imported(path: Path, package: str) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            parts = package.split(".")
-            base = parts[: len(parts) - node.level + 1] if node.level else []
-            found.add(".".join([*base, *([node.module] if node.module else [])]))
+            found.add(".".join(from_module(package.split("."), node)))
     return found
 
 
