@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import TextIO
 
 _logger = logging.getLogger("maxy")
 
@@ -50,6 +51,22 @@ def short(identifier: str | None, n: int = 8) -> str:
 _configured = False
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a line is logged (as the standard library's
+    last-resort handler does), so a caller that redirects stderr gets the lines too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def configure(level: str) -> None:
     """Set the level of the lines (``LOG_LEVEL``, the command line's --quiet / --verbose)."""
     _ensure_handler()
@@ -62,7 +79,7 @@ def _ensure_handler() -> None:
         return
     _configured = True
     if not _logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _Stderr()
         handler.setFormatter(logging.Formatter("%(message)s"))
         _logger.addHandler(handler)
         _logger.propagate = True

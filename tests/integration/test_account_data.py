@@ -22,9 +22,10 @@ from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.ingest.hierarchy import ingest_record
 from maxy.search import SearchRequest, hybrid
 
+from tests.cli_inprocess import maxy
 from tests.conftest import purge_account
 from tests.hypothesis_profile import examples
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 QUERIES = ("who fixes boilers", "Ada Lovelace at Globex", "how are chunks embedded")
 
@@ -237,7 +238,7 @@ def test_the_commands_with_one_line_errors(db, filled, data_root, tmp_path):
     env = child_env(data_root, ACCOUNT_ID=acc, MAXY_LOG_LEVEL="WARNING")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*CLI, *args], check=False, env=env, cwd=REPO, capture_output=True, text=True)
+        return maxy([*args], env, check=False)
 
     exported = run("export", "--with-vectors")
     assert exported.returncode == 0, exported.stderr

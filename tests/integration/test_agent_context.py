@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import httpx
@@ -18,21 +17,14 @@ from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key
 
+from tests.cli_inprocess import maxy
 from tests.fake_anthropic import FakeAnthropic
 from tests.local_http import serve_app
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 
 def _context(env: dict[str, str], *args: str) -> dict:
-    proc = subprocess.run(
-        [*CLI, "agent", "context", *args, "--json"],
-        check=False,
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    proc = maxy(["agent", "context", *args, "--json"], env, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -82,15 +74,7 @@ def test_context_follows_live_memory_and_pins_the_spawn(db, account, data_root: 
     assert entry["args"][-4:] == ["serve", "memory", "--role", "public"] or "public" in entry["args"]
     assert "Widget pricing desk" in on["memoryContext"] and "margin is secret" not in on["memoryContext"]
 
-    refused = subprocess.run(
-        [*CLI, "agent", "context", "nobody"],
-        check=False,
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    refused = maxy(["agent", "context", "nobody"], env, check=False)
     assert refused.returncode == 2 and refused.stderr.startswith("error: SLUG: no agent 'nobody'")
 
 

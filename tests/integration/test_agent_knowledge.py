@@ -23,9 +23,10 @@ from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.graph.write import GraphWriter, NodeSpec
 
+from tests.cli_inprocess import maxy
 from tests.fake_anthropic import FakeAnthropic
 from tests.hypothesis_profile import examples
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 
 def _folder(data_root: Path, account_id: str, slug: str) -> Path:
@@ -215,15 +216,7 @@ def test_the_cli_builds_and_names_bad_values(db, account, data_root: Path) -> No
     env.pop("ANTHROPIC_API_KEY", None)
 
     def run(*args: str, command: tuple[str, ...] = ("agent", "knowledge", "build")) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [*CLI, *command, *args],
-            check=False,
-            env=env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        return maxy([*command, *args], env, check=False)
 
     tag = ("--label", "Service", "--prop", "name=Boiler service", "--scope", "public", "--agent", "cli-agent")
     wrote = run(*tag, "--json", command=("memory", "write"))

@@ -15,14 +15,13 @@ from maxy.accounts import create_account
 from maxy.agents import AgentConfig, create_agent, delete_agent, list_agents, read_agent, update_agent
 from maxy.errors import ConfigError, ValidationError
 
+from tests.cli_inprocess import maxy
 from tests.hypothesis_profile import examples
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 
 def _agent(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "agent", *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=120
-    )
+    return maxy(["agent", *args], env, check=False)
 
 
 def test_an_operator_creates_shows_updates_lists_and_deletes_an_agent(data_root: Path) -> None:

@@ -17,7 +17,8 @@ from maxy.mcp.audit import ToolCallRecord, record_tool_call
 from maxy.mcp.audit_retention import prune_tool_calls, schedule_retention
 from maxy.plugins.api import ToolContext
 
-from tests.plugins_fixture.helpers import CLI, REPO, child_env, seed_conversation
+from tests.cli_inprocess import maxy
+from tests.plugins_fixture.helpers import child_env, seed_conversation
 
 
 def _ctx(settings, db, account, *, days: int, session: str | None = None) -> ToolContext:
@@ -156,7 +157,7 @@ def test_retention_zero_keeps_every_tool_call(db, account, settings, linked) -> 
 
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
+    return maxy([*args], env, check=False)
 
 
 def test_maxy_audit_prune_command(db, account, data_root: Path, linked) -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 import neo4j
 import pytest
 
+from tests.cli_inprocess import maxy
 from tests.integration.test_neo4j_runtime import free_port
-from tests.plugins_fixture.helpers import CLI, PLATFORM, REPO
+from tests.plugins_fixture.helpers import PLATFORM, REPO
 
 pytestmark = pytest.mark.slow  # neo4j-admin (a JVM) dumps and loads the database
 
@@ -36,9 +37,7 @@ def server(tmp_path_factory):
     )
 
     def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*CLI, *args], check=False, env={**env, **extra}, cwd=REPO, capture_output=True, text=True, timeout=600
-        )
+        return maxy([*args], {**env, **extra}, check=False)
 
     started = run("neo4j", "start")
     assert started.returncode == 0, started.stderr

@@ -4,8 +4,9 @@ setting) or 1 (found while running), and never a traceback.
 
 The two tables are checked against the code: every field of ``Settings`` and every option of
 the command tree (walked from the typer app, plugins' commands included) needs a row, so a
-new setting or option without its bad value fails here. Runs ``python -m maxy --quiet ...``
-as a user would, against a scratch account and config folder.
+new setting or option without its bad value fails here. Runs ``maxy --quiet ...`` in this
+process (``tests.cli_inprocess``: the same entry point, environment, streams and exit code),
+against a scratch account and config folder.
 """
 
 from __future__ import annotations
@@ -13,10 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import typer
@@ -24,9 +22,9 @@ from maxy.accounts import create_account
 from maxy.cli import app
 from maxy.config import Settings, env_file
 
+from tests.cli_inprocess import maxy
 from tests.conftest import purge_account
 
-REPO = Path(__file__).resolve().parents[2]
 UNKNOWN_ACCOUNT = "33333333-3333-3333-3333-333333333333"
 NL = "a\nb"  # a pasted newline: no name, id, path or filter holds one
 
@@ -293,7 +291,6 @@ def scratch(tmp_path_factory: pytest.TempPathFactory, db) -> Iterator[dict[str, 
         MAXY_CONFIG_DIR=str(config),
         DATA_ROOT=str(data),
         ACCOUNT_ID=account.account_id,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "platform"), str(REPO), env.get("PYTHONPATH")])),
         BASE=str(base),
     )
     for name in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "EMBED_MODEL", "EMBED_DIMENSIONS"):
@@ -305,29 +302,18 @@ def scratch(tmp_path_factory: pytest.TempPathFactory, db) -> Iterator[dict[str, 
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    args = [a.replace("<tmp>", env["BASE"]) for a in args]
-    return subprocess.run(
-        [sys.executable, "-m", "maxy", "--quiet", *args],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    return maxy(["--quiet", *[a.replace("<tmp>", env["BASE"]) for a in args]], env)
 
 
 @pytest.fixture(scope="module")
 def outcomes(scratch: dict[str, str]) -> dict[object, subprocess.CompletedProcess[str]]:
-    """Every row run once, a few at a time (each is a short process that fails fast)."""
+    """Every row run once."""
     runs: dict[object, tuple[list[str], dict[str, str]]] = {}
     for name, (value, command, _code) in SETTINGS.items():
         runs[name] = (command, dict(scratch, **{name: value.replace("<a file>", scratch["BASE"] + "/a-file")}))
     for (command, option), (args, _code) in OPTIONS.items():
         runs[(command, option)] = ([*command.split(), *args], scratch)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        done = {key: pool.submit(_run, args, env) for key, (args, env) in runs.items()}
-    return {key: future.result() for key, future in done.items()}
+    return {key: _run(args, env) for key, (args, env) in runs.items()}
 
 
 def _one_error_line(proc: subprocess.CompletedProcess[str], name: str, code: int) -> str:

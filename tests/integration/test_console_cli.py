@@ -13,15 +13,14 @@ from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key, list_api_keys
 
+from tests.cli_inprocess import maxy
 from tests.console_site import open_link
 from tests.local_http import _free_port, serve_app
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 
 def _console(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "console", *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=180
-    )
+    return maxy(["console", *args], env, check=False)
 
 
 def test_the_printed_link_logs_in_once_and_the_console_key_is_reused(db, account, data_root) -> None:

@@ -22,8 +22,9 @@ from maxy.plugins.api import ToolError
 from maxy.search.reindex import reindex
 from maxy_plugins.memory.conversation_tools import conversation_append
 
+from tests.cli_inprocess import maxy
 from tests.integration.test_plugin_tools import make_ctx
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 
 class DownEmbedder:
@@ -222,9 +223,7 @@ def test_the_command_line_reads_stdin_and_prints_json(db, account, data_root):
     env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
 
     def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*CLI, "conversation", "append", *args], input=stdin, env=env, cwd=REPO, capture_output=True, text=True
-        )
+        return maxy(["conversation", "append", *args], env, input=stdin)
 
     piped = run("cli-s", "-", "--speaker", "Ana", "--json", stdin="Piped in\n")
     assert piped.returncode == 0, piped.stderr

@@ -22,6 +22,7 @@ from maxy.db import Database
 from maxy.errors import DatabaseUnavailable
 from maxy.neo4j import Neo4jRuntime
 
+from tests.cli_inprocess import maxy
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 from tests.tcp_proxy import TcpProxy
 
@@ -71,7 +72,7 @@ def test_cli_with_neo4j_stopped_prints_one_line_quickly(account, data_root, neo4
     uri = f"bolt://127.0.0.1:{_closed_port()}"
     env = child_env(data_root, ACCOUNT_ID=account.account_id, NEO4J_URI=uri)
     started = time.monotonic()
-    proc = subprocess.run([*CLI, "search", "anything"], env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = maxy(["search", "anything"], env)
     waited = time.monotonic() - started
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if not line.startswith("[")]  # log lines aside

@@ -10,8 +10,9 @@ from pathlib import Path
 from maxy.accounts import list_accounts
 from maxy.config import env_file
 
+from tests.cli_inprocess import maxy
 from tests.conftest import purge_account
-from tests.plugins_fixture.helpers import CLI, REPO, child_env, count
+from tests.plugins_fixture.helpers import child_env, count
 
 NOTES = """# Lighthouse keeping
 
@@ -22,9 +23,7 @@ The keeper of the Zanzibar lighthouse writes the weather into a log every evenin
 
 
 def _demo(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "demo", *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
+    return maxy(["demo", *args], env, check=False)
 
 
 def test_demo_writes_into_its_own_account(db, account, data_root: Path, tmp_path: Path) -> None:
@@ -95,9 +94,7 @@ def test_setup_never_makes_the_demo_account_the_users(db, settings, data_root: P
         EMBED_MODEL=settings.EMBED_MODEL,
         MAXY_LOG_LEVEL="WARNING",
     )
-    made = subprocess.run(
-        [*CLI, "setup", "--skip-neo4j", "--json"], check=False, env=env, cwd=REPO, capture_output=True, text=True
-    )
+    made = maxy(["setup", "--skip-neo4j", "--json"], env, check=False)
     assert made.returncode == 0, made.stderr
     recorded = dict(line.split("=", 1) for line in (config / ".env").read_text().splitlines() if "=" in line)
     users = [a for a in list_accounts(data_root) if a.account_id != demo.account_id]

@@ -17,8 +17,9 @@ from maxy.config import load_settings
 from maxy.gateway import screen_message
 from maxy.gateway.screen import REFUSALS
 
+from tests.cli_inprocess import maxy
 from tests.fake_anthropic import FakeAnthropic
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 LONG = "Do you deliver to Leeds and how long does it take?"
 SECRET_WORDS = "purple-walrus-7731"  # a word of the message that must never reach the log
@@ -205,9 +206,7 @@ def test_garbage_classification_fields_are_dropped_not_trusted(llm) -> None:
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, "gateway", "screen", *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=120
-    )
+    return maxy(["gateway", "screen", *args], env, check=False)
 
 
 def test_the_command_line_screens_like_the_function(llm, tmp_path) -> None:

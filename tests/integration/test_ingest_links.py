@@ -5,13 +5,13 @@ the pins of its environment."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from maxy.config import config_dir, load_settings
 from maxy.ingest.files import collect_files, protected_folders
 
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.cli_inprocess import maxy
+from tests.plugins_fixture.helpers import child_env
 
 
 def _tree(tmp: Path) -> tuple[Path, Path]:
@@ -55,9 +55,7 @@ def test_cli_ingest_skips_a_link_to_the_config_env_and_writes_with_its_pins(
     (folder / "passwords.txt").symlink_to(config_dir().resolve() / ".env")
     env = child_env(data_root, ACCOUNT_ID=account.account_id, ALLOWED_SCOPES="public", AGENT_SLUG="ag1")
     env["MAXY_LOG_LEVEL"] = "WARNING"
-    proc = subprocess.run(
-        [*CLI, "ingest", str(folder), "--json"], env=env, cwd=REPO, capture_output=True, text=True, timeout=300
-    )
+    proc = maxy(["ingest", str(folder), "--json"], env)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert [(Path(d["path"]).name, d["skipped"], d["reason"]) for d in out["documents"]] == [

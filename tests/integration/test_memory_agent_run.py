@@ -14,8 +14,9 @@ from maxy.evaluation.memory_agent import VARIANTS, evaluate
 from maxy.graph.guards import Caller
 from maxy.memoryagent import get_context, list_entries
 
+from tests.cli_inprocess import maxy
 from tests.fake_anthropic import FakeAnthropic
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 ALPHA_1 = [
     ("Ana", "I finally adopted a beagle puppy last weekend, her name is Biscuit."),
@@ -62,14 +63,9 @@ def write_conversations(path: Path) -> Path:
 
 
 def _run(data_root: Path, account_id: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: PLW1510 - the exit code is asserted
-        [*CLI, "--quiet", "memory-agent", "run", *args],
-        env={**child_env(data_root, ACCOUNT_ID=account_id), "ANTHROPIC_API_KEY": "", **env},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
+    return maxy(
+        ["--quiet", "memory-agent", "run", *args],
+        {**child_env(data_root, ACCOUNT_ID=account_id), "ANTHROPIC_API_KEY": "", **env},
     )
 
 

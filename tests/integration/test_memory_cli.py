@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.cli_inprocess import maxy
+from tests.plugins_fixture.helpers import child_env
 
 
 def test_write_resolve_supersede_and_search_from_the_command_line(account, data_root):
     env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*CLI, "memory", *args], check=False, env=env, cwd=REPO, capture_output=True, text=True)
+        return maxy(["memory", *args], env, check=False)
 
     first = run(
         "write", "--label", "Organization", "--prop", "name=Globex Corporation", "--prop", "employees=120", "--json"
@@ -47,14 +48,7 @@ def test_write_resolve_supersede_and_search_from_the_command_line(account, data_
         run("search", "what does Globex sell", "--label", "Fact", "--as-of", "2021-01-01", "--json").stdout
     )["results"]
     assert [h["nodeId"] for h in then] == [old["nodeId"]]
-    pipeline = subprocess.run(
-        [*CLI, "search", "what does Globex sell", "--json"],
-        check=False,
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
+    pipeline = maxy(["search", "what does Globex sell", "--json"], env, check=False)
     asked = json.loads(run("search", "what does Globex sell", "--json").stdout)
     assert set(asked) == set(json.loads(pipeline.stdout)) >= {"query", "mode", "warnings", "stats", "results"}
     text = run("search", "Globex Corporation", "--limit", "1")

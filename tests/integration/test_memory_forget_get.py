@@ -23,9 +23,10 @@ from maxy.memory.forget import forget_node, remove_relation
 from maxy.memory.neighbourhood import get_nodes
 from maxy.search import SearchRequest, hybrid
 
+from tests.cli_inprocess import maxy
 from tests.conftest import purge_account
 from tests.hypothesis_profile import examples
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 PAST = "2000-01-01T00:00:00+00:00"
 FUTURE = "2999-01-01T00:00:00+00:00"
@@ -457,9 +458,7 @@ def test_memory_commands(db, account, admin, data_root) -> None:
     env = child_env(data_root, ACCOUNT_ID=account.account_id, MAXY_LOG_LEVEL="WARNING")
 
     def run(*args: str, **pins: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*CLI, "memory", *args], check=False, env={**env, **pins}, cwd=REPO, capture_output=True, text=True
-        )
+        return maxy(["memory", *args], {**env, **pins}, check=False)
 
     got = run("get", a, "nope", "--hops", "2", "--type", "KNOWS", "--json")
     assert got.returncode == 0, got.stderr

@@ -21,6 +21,7 @@ from maxy.errors import ValidationError
 from maxy.graph.guards import Caller
 from maxy.taskstore import TaskStore
 
+from tests.cli_inprocess import maxy
 from tests.fake_anthropic import FakeAnthropic
 from tests.integration.negotiation_setup import SEED, ada_and_bob, opportunity
 
@@ -405,24 +406,15 @@ def test_maxy_negotiations_sweep_fires_what_is_due_by_the_wall_clock(
 ) -> None:
     """The timers were set by a clock months ago: the command, on the real clock, finds the claim
     expired and the fallback due, and the system negotiator finishes the turn."""
-    import subprocess
 
-    from tests.plugins_fixture.helpers import CLI, REPO, child_env
+    from tests.plugins_fixture.helpers import child_env
 
     negotiations, opp_id = _setup(db, account, embedder, clock)
     _script(llm, ["propose", "accept"])
     out = negotiations.start(opp_id, seed=SEED, candidate_kind="personal")
     assert pickup(negotiations, "bob", "key-bob") is not None
     env = child_env(data_root, ACCOUNT_ID=account.account_id, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=llm.url)
-    proc = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
-        [*CLI, "--quiet", "negotiations", "sweep", "--json"],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = maxy(["--quiet", "negotiations", "sweep", "--json"], env)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     nid = out["negotiationId"]

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 from pathlib import Path
 
 import pytest
 from maxy.neo4j import Neo4jRuntime, Neo4jStartError
 from maxy.neo4j.memory import choose_memory, conf_memory, format_bytes, format_size
 
+from tests.cli_inprocess import maxy
 from tests.integration.test_neo4j_runtime import PASSWORD, _run, free_port
-from tests.plugins_fixture.helpers import CLI, child_env
+from tests.plugins_fixture.helpers import child_env
 
 pytestmark = pytest.mark.slow  # each test starts a Neo4j server of its own (a JVM)
 
@@ -81,16 +81,16 @@ def test_status_commands_show_the_sizes_the_running_server_uses_and_its_files(
     runtime = Neo4jRuntime.from_settings(neo4j_ready)
     heap, pagecache = conf_memory(runtime.conf_file.read_text())
     env = child_env(data_root, ACCOUNT_ID=account.account_id)
-    shown = subprocess.run([*CLI, "neo4j", "status", "--json"], env=env, capture_output=True, text=True, timeout=120)
+    shown = maxy(["neo4j", "status", "--json"], env)
     memory = json.loads(shown.stdout)["memory"]
     assert (memory["heap"], memory["pagecache"], memory["in_effect"]) == (heap, pagecache, True)
     assert memory["source"] in ("auto", "set", "mixed") and memory["available"] > 0
-    text = subprocess.run([*CLI, "neo4j", "status"], env=env, capture_output=True, text=True, timeout=120).stdout
+    text = maxy(["neo4j", "status"], env).stdout
     assert f"\nmemory           heap {heap}, page cache {pagecache} ({memory['source']}, " in text
     disk = json.loads(shown.stdout)["disk"]  # the database's files, by the memory that serves them
     assert disk["store"] > 0 and disk["vector_indexes"] > 0 and disk["fulltext_indexes"] > 0
     assert memory["fit"]["paged"] == disk["store"] + disk["native_indexes"]
     assert f"\ndisk             store {format_bytes(disk['store'])} + native indexes " in text
-    status = subprocess.run([*CLI, "status"], env=env, capture_output=True, text=True, timeout=240).stdout
+    status = maxy(["status"], env).stdout
     assert f"\nmemory    heap {heap}, page cache {pagecache} (" in status
     assert "\ndisk      store " in status and "(OS file cache); transaction logs " in status

@@ -11,6 +11,7 @@ import typer
 from maxy.plugins.commands import register_plugin_commands
 from typer.testing import CliRunner
 
+from tests.cli_inprocess import maxy
 from tests.plugins_fixture.helpers import BROKEN, CLI, ECHO, SERVERLESS, child_env
 
 
@@ -35,14 +36,10 @@ def test_hook_adds_a_plugins_commands_and_a_broken_plugin_costs_only_its_own(cap
 
 
 def test_maxy_help_lists_the_session_plugins_command() -> None:
-    proc = subprocess.run(
-        [*CLI, "--help"], env=child_env(Path("/nonexistent")), capture_output=True, text=True, timeout=60
-    )
+    proc = maxy(["--help"], child_env(Path("/nonexistent")))
     assert proc.returncode == 0, proc.stderr
     assert " session " in proc.stdout and " mcp " in proc.stdout and proc.stderr == ""
-    proc = subprocess.run(
-        [*CLI, "session", "--help"], env=child_env(Path("/nonexistent")), capture_output=True, text=True, timeout=60
-    )
+    proc = maxy(["session", "--help"], child_env(Path("/nonexistent")))
     assert proc.returncode == 0 and "context" in proc.stdout
 
 

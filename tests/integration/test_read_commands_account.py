@@ -11,7 +11,8 @@ import pytest
 from maxy.accounts import accounts_dir
 from maxy.graph.write import Edge, GraphWriter, NodeSpec
 
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.cli_inprocess import maxy
+from tests.plugins_fixture.helpers import child_env
 
 READS = [
     ["search", "zanzibar lighthouse", "--expand-hops", "0"],
@@ -22,7 +23,7 @@ READS = [
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], check=False, env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
+    return maxy([*args], env, check=False)
 
 
 @pytest.mark.parametrize("keep_other", [True, False], ids=["another-account-left", "last-account"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 
 import pytest
 from maxy.config import load_settings
@@ -16,8 +15,9 @@ from maxy.search import BASELINE, SearchRequest, hybrid
 from maxy.search import query_expansion as expansion
 from maxy.search.classifier import classify
 
+from tests.cli_inprocess import maxy
 from tests.fake_anthropic import FakeAnthropic
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.plugins_fixture.helpers import child_env
 
 
 # ---- LLM stages against the fake Messages API ----------------------------------------
@@ -296,10 +296,7 @@ def test_the_cli_fuses_subscriptions_like_the_tool(db, account, subscribed, data
     boosted_id, _ = subscribed
     env = child_env(data_root, ACCOUNT_ID=account.account_id, KNOWLEDGE_KEYWORDS="pricing")
     env.update(MAXY_GS_BOOSTS="true", MAXY_LOG_LEVEL="WARNING")
-    proc = subprocess.run(
-        [*CLI, "search", "pricing tiers", "--json", "--expand-hops", "0"],
-        env=env, cwd=REPO, capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+    proc = maxy(["search", "pricing tiers", "--json", "--expand-hops", "0"], env, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["stats"]["keyword"] == 2 and out["stats"]["boosted"] >= 1

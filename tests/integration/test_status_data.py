@@ -14,12 +14,13 @@ from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.mcp.audit import ToolCallRecord, record_tool_call
 from maxy.plugins.api import ToolContext
 
-from tests.plugins_fixture.helpers import CLI, REPO, child_env, seed_conversation
+from tests.cli_inprocess import maxy
+from tests.plugins_fixture.helpers import child_env, seed_conversation
 
 
 def _status(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """``maxy status ARGS`` as an operator runs it."""
-    return subprocess.run([*CLI, "status", *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=240)
+    return maxy(["status", *args], env)
 
 
 def _soft_delete(db, node_id: str, ago: timedelta) -> str:

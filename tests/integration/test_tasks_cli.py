@@ -15,7 +15,8 @@ from maxy.config import TASK_ROLE_VALUES
 from maxy.graph.guards import Caller
 from maxy.taskstore import TASK_ROLES, RetryPolicy, TaskStore
 
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.cli_inprocess import maxy
+from tests.plugins_fixture.helpers import child_env
 
 SPEC = {
     "goal": "Rotate the signing key",
@@ -29,15 +30,7 @@ SPEC = {
 
 
 def _cli(data_root: Path, account_id: str, *args: str, **pins: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: PLW1510 - the exit code is asserted
-        [*CLI, "--quiet", "tasks", *args],
-        env=child_env(data_root, ACCOUNT_ID=account_id, **pins),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    return maxy(["--quiet", "tasks", *args], child_env(data_root, ACCOUNT_ID=account_id, **pins))
 
 
 def _error(proc: subprocess.CompletedProcess[str]) -> str:

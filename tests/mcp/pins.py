@@ -14,21 +14,14 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.cli_inprocess import maxy
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env, text
 
 Probes = dict[str, dict[str, Any]]  # a name -> the arguments of one echo-whoami call
 
 
 def run_cli(data_root: Path, *args: str, **pins: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: PLW1510 - the exit code is what is asserted
-        [*CLI, "--quiet", *args],
-        env=child_env(data_root, **pins),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    return maxy(["--quiet", *args], child_env(data_root, **pins))
 
 
 def one_error(proc: subprocess.CompletedProcess[str], code: int) -> str:

@@ -11,7 +11,8 @@ import pytest
 from maxy.accounts import create_account
 from maxy.serving.keys import API_KEYS_FILE, ApiKeyStore, create_api_key
 
-from tests.plugins_fixture.helpers import CLI, REPO, child_env
+from tests.cli_inprocess import maxy
+from tests.plugins_fixture.helpers import child_env
 
 BROKEN = {
     "trailing comma": (b'{"keys": [\n  {"keyId": "k1", "hash": "h", "role": "admin"},\n]}\n', "line 3 column 1"),
@@ -26,15 +27,7 @@ BROKEN = {
 
 
 def _cli(data_root: Path, *args: str, **pins: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: PLW1510 - the exit code is what is asserted
-        [*CLI, "mcp", "key", *args],
-        env=child_env(data_root, **pins),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    return maxy(["mcp", "key", *args], child_env(data_root, **pins))
 
 
 def _snapshot(path: Path) -> tuple[bytes, int]:

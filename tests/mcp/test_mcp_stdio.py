@@ -20,6 +20,7 @@ from maxy.plugins.discovery import discover_plugins
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.cli_inprocess import maxy
 from tests.plugins_fixture.helpers import (
     CLI,
     ECHO,
@@ -136,15 +137,7 @@ def test_public_server_from_generated_client_config(db, account, make_account, d
 
 
 def test_boot_gate_exits_1(data_root: Path) -> None:
-    proc = subprocess.run(  # noqa: PLW1510 - the exit code is what is asserted
-        [*CLI, "mcp", "serve", ECHO, SERVERLESS],
-        env=child_env(data_root),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = maxy(["mcp", "serve", ECHO, SERVERLESS], child_env(data_root))
     assert proc.returncode == 1
     assert "boot-failed reason=mcp-allowlist-without-server plugin=serverless tool=serverless-ping" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -152,14 +145,9 @@ def test_boot_gate_exits_1(data_root: Path) -> None:
 
 
 def test_public_server_without_pins_exits_1(account, data_root: Path) -> None:
-    proc = subprocess.run(  # noqa: PLW1510 - the exit code is what is asserted
-        [*CLI, "mcp", "serve", ECHO, "--role", "public"],
-        env=child_env(data_root, ACCOUNT_ID=account.account_id, ALLOWED_SCOPES="public"),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
+    proc = maxy(
+        ["mcp", "serve", ECHO, "--role", "public"],
+        child_env(data_root, ACCOUNT_ID=account.account_id, ALLOWED_SCOPES="public"),
     )
     assert proc.returncode == 1 and "AGENT_SLUG" in proc.stderr and proc.stdout == ""
 

@@ -24,6 +24,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.cli_inprocess import maxy
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text, tool_calls
 
@@ -123,9 +124,7 @@ def test_a_broken_file_is_one_line_naming_it(
 def _cli(config: Path, data_root: Path, *args: str, account: str | None = None) -> subprocess.CompletedProcess[str]:
     env = child_env(data_root, ACCOUNT_ID=account)
     env["MAXY_CONFIG_DIR"] = str(config)
-    return subprocess.run(
-        [*CLI, *args], env=env, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120
-    )
+    return maxy([*args], env)
 
 
 def test_the_commands(tmp_path: Path, data_root: Path, account) -> None:

@@ -16,6 +16,7 @@ from maxy.accounts import create_account
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.cli_inprocess import maxy
 from tests.local_http import _free_port
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env
 
@@ -48,9 +49,7 @@ def _account(data_root: Path, **files: str) -> tuple[str, Path]:
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: PLW1510 - the exit code is what is asserted
-        [*CLI, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-    )
+    return maxy([*args], env)
 
 
 def _drift_lines(folder: Path) -> list[str]:

@@ -14,7 +14,6 @@ the same account. Over HTTP, a key made with ``--task-role executor`` cannot mov
 from __future__ import annotations
 
 import json
-import subprocess
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.cli_inprocess import maxy
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
@@ -310,15 +310,7 @@ def _replayed(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _cli(data_root: Path, account_id: str, *args: str) -> Any:
-    proc = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
-        [*CLI, "--quiet", *args, "--json"],
-        env=child_env(data_root, ACCOUNT_ID=account_id),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = maxy(["--quiet", *args, "--json"], child_env(data_root, ACCOUNT_ID=account_id))
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     return json.loads(proc.stdout)
 
