@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @contextlib.contextmanager
-def _environment(env: Mapping[str, str]) -> Iterator[None]:
+def environment(env: Mapping[str, str]) -> Iterator[None]:
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
@@ -68,7 +68,7 @@ def maxy(
     argv = ["maxy", *[str(a) for a in args]]
     code: int | str | None = 0
     with (
-        _environment(dict(os.environ) if env is None else env),
+        environment(dict(os.environ) if env is None else env),
         contextlib.chdir(cwd or REPO),
         contextlib.redirect_stdout(stdout),
         contextlib.redirect_stderr(stderr),

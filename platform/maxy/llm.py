@@ -34,7 +34,7 @@ def _client(settings: Settings, timeout: float) -> Any:
     key = settings.ANTHROPIC_API_KEY
     if not key:
         raise LLMUnavailable("ANTHROPIC_API_KEY is not set", reason="no-key")
-    base_url = os.environ.get("ANTHROPIC_BASE_URL") or None
+    base_url = settings.ANTHROPIC_BASE_URL or os.environ.get("ANTHROPIC_BASE_URL") or None
     cache_key = (key, base_url, timeout)
     with _lock:
         if cache_key not in _clients:

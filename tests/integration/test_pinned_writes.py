@@ -30,11 +30,11 @@ from maxy.serving.keys import create_api_key
 from maxy_plugins import memory as mem
 from maxy_plugins.session import tools as ses
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.graph_snapshot import assert_confined, snapshot
 from tests.local_http import serve_app
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, text
 
 ADMIN_SESSION = "sess-admin"
@@ -204,7 +204,7 @@ def test_pinned_stdio_server_from_the_generated_config(db, account, data_root: P
 
     async def run() -> dict[str, Any]:
         with (tmp_path / "server.log").open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            async with stdio_inprocess(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
                 return await probe(s, seeded)
 

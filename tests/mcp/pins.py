@@ -11,10 +11,10 @@ from typing import Any
 
 import httpx2
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli_inprocess import maxy
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env, text
 
 Probes = dict[str, dict[str, Any]]  # a name -> the arguments of one echo-whoami call
@@ -45,7 +45,7 @@ async def stdio_whoami(env: dict[str, str], errlog: Path, probes: Probes) -> dic
     """``who`` (what a stdio server in ``env`` says it acts as) and each probe's result."""
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", ECHO], env=env, cwd=str(REPO))
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+        async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             return await _probe(s, probes)
 
 

@@ -15,9 +15,9 @@ from maxy.community import add_member, community_writer, create_network, upsert_
 from maxy.config import load_settings
 from maxy.graph.guards import Caller
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.fake_anthropic import FakeAnthropic
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 
@@ -29,7 +29,7 @@ def _data(result: Any) -> dict[str, Any]:
 async def _as_ada(env: dict[str, str], errlog: Path, network: str) -> dict[str, Any]:
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", "community"], env=env, cwd=str(REPO))
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+        async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             made = _data(
                 await s.call_tool(
@@ -54,7 +54,7 @@ async def _as_ada(env: dict[str, str], errlog: Path, network: str) -> dict[str, 
 async def _as(env: dict[str, str], errlog: Path, owner: str) -> dict[str, Any]:
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", "community"], env=env, cwd=str(REPO))
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+        async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             return _data(await s.call_tool("read_intents", {"ownerMemberId": owner}))
 
@@ -128,6 +128,6 @@ def test_a_members_server_records_reads_and_discovers_for_that_member_only(
 async def _as_ada_keyed(env: dict[str, str], errlog: Path, network: str) -> dict[str, Any]:
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", "community"], env=env, cwd=str(REPO))
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+        async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             return _data(await s.call_tool("discover_opportunities", {"targetMemberId": "bob"}))

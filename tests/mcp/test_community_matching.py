@@ -18,9 +18,9 @@ from maxy.community.opportunities import get_opportunity
 from maxy.config import load_settings
 from maxy.graph.guards import Caller
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.fake_anthropic import FakeAnthropic
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 
@@ -32,7 +32,7 @@ def _data(result: Any) -> dict[str, Any]:
 async def _calls(env: dict[str, str], errlog: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", "community"], env=env, cwd=str(REPO))
     with errlog.open("a") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+        async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             return [_data(await s.call_tool(name, args)) for name, args in calls]
 

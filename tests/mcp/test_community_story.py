@@ -31,11 +31,11 @@ from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.local_http import serve_app
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 SEEKING = {"description": "Looking for a React engineer to co-found a gardening app", "type": "seeking"}
@@ -93,7 +93,7 @@ def test_two_members_agents_from_intents_to_an_accepted_opportunity(
     async def story(base: str) -> None:
         async with AsyncExitStack() as stack:
             errlog = stack.enter_context(ada_log.open("w"))
-            ada = await stack.enter_async_context(Client(stdio_client(ada_params, errlog=errlog), mode="legacy"))
+            ada = await stack.enter_async_context(Client(stdio_inprocess(ada_params, errlog=errlog), mode="legacy"))
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers={"Authorization": f"Bearer {bob_key}"}, timeout=httpx2.Timeout(30, read=120))
             )

@@ -10,15 +10,15 @@ from typing import Any
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 
 async def _session(env: dict[str, str], errlog: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "mcp", "serve", "community"], env=env, cwd=str(REPO))
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+        async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             return [await s.call_tool(name, args) for name, args in calls]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 
@@ -24,7 +24,7 @@ def test_append_then_search_over_stdio(db, account, data_root: Path, tmp_path: P
 
     async def work() -> dict[str, Any]:
         with log.open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            async with stdio_inprocess(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
                 out: dict[str, Any] = {"tools": {t.name: t for t in (await s.list_tools()).tools}}
                 call = s.call_tool

@@ -22,10 +22,10 @@ from maxy.embeddings.base import EmbeddingError
 from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.fake_ollama import FakeOllama
 from tests.local_http import serve_app
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env, text, tool_calls
 from tests.tcp_proxy import TcpProxy
 
@@ -67,7 +67,7 @@ def test_stdio_tool_calls_fail_in_bounded_time_when_neo4j_hangs_or_dies(
     with log.open("w") as errlog:
 
         async def session() -> dict:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            async with stdio_inprocess(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
                 return await work(s)
 

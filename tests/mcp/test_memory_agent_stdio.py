@@ -14,8 +14,8 @@ import anyio
 from jsonschema import Draft202012Validator
 from maxy.memoryagent import PROMPT_NAMES, load_prompts
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 TOOLS = {"add_entry", "list_entries", "get_context", "put_context", "await_consistency"}
@@ -44,7 +44,7 @@ def _odd_arguments() -> list[tuple[str, str, dict[str, Any]]]:
 async def _drive(params: StdioServerParameters, log: Path, account_id: str, other_account: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with log.open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog)) as client:
+        async with Client(stdio_inprocess(params, errlog=errlog)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             out["tools"] = tools
             out["prompts"] = {p.name: p for p in (await client.list_prompts()).prompts}

@@ -15,8 +15,8 @@ from maxy.graph.write import Edge, GraphWriter, NodeSpec
 from maxy.mcp.server import create_mcp_server, pinned_context
 from maxy.plugins.discovery import discover_plugins
 from mcp import Client, ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 
@@ -47,7 +47,7 @@ def test_entity_tools_over_stdio(db, account, make_account, data_root: Path, tmp
 
     async def work() -> dict[str, Any]:
         with (tmp_path / "server.log").open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            async with stdio_inprocess(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
                 out: dict[str, Any] = {"tools": {t.name: t for t in (await s.list_tools()).tools}}
                 call = s.call_tool

@@ -18,10 +18,10 @@ from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.local_http import serve_app
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 ID = re.compile(r"\(id: ([^)]+)\)")
@@ -29,7 +29,7 @@ ID = re.compile(r"\(id: ([^)]+)\)")
 
 async def _story(params: StdioServerParameters, errlog: Path) -> dict:
     with errlog.open("w") as err:
-        async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+        async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             return await _calls(s)
 

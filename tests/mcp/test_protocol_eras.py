@@ -30,10 +30,10 @@ from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.local_http import serve_app
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 PLUGINS = ["memory", "work", "session", "admin", "taskstore", "memory-agent", "community"]
@@ -278,7 +278,7 @@ def test_every_tool_over_stdio(mode: str, db, account, embedder, data_root: Path
             roles = {}
             for role in TASK_ROLES:
                 errlog = stack.enter_context((tmp_path / f"{role}.log").open("w"))
-                served = Client(stdio_client(params(["taskstore"], role), errlog=errlog), mode=mode)
+                served = Client(stdio_inprocess(params(["taskstore"], role), errlog=errlog), mode=mode)
                 roles[role] = await stack.enter_async_context(served)
             member = StdioServerParameters(
                 command=CLI[0],
@@ -287,10 +287,10 @@ def test_every_tool_over_stdio(mode: str, db, account, embedder, data_root: Path
                 cwd=str(REPO),
             )
             errlog = stack.enter_context((tmp_path / "member.log").open("w"))
-            roles["member"] = await stack.enter_async_context(Client(stdio_client(member, errlog=errlog), mode=mode))
+            roles["member"] = await stack.enter_async_context(Client(stdio_inprocess(member, errlog=errlog), mode=mode))
             errlog = stack.enter_context((tmp_path / "server.log").open("w"))
             client = await stack.enter_async_context(
-                Client(stdio_client(params(PLUGINS, "orchestrator"), errlog=errlog), mode=mode)
+                Client(stdio_inprocess(params(PLUGINS, "orchestrator"), errlog=errlog), mode=mode)
             )
             return await _every_tool(client, doc, uuid.uuid4().hex[:8], roles, _seeder(db, account, embedder))
 

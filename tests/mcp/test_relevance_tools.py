@@ -14,8 +14,8 @@ from maxy.conversations.append import append_turn
 from maxy.graph.write import GraphWriter, NodeSpec
 from maxy.search.relevance import calibration_for
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 NOTES = (
@@ -39,7 +39,7 @@ def test_relevance_and_the_cut_over_stdio(db, account, embedder, data_root: Path
 
     async def work() -> dict[str, Any]:
         with (tmp_path / "server.log").open("w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            async with stdio_inprocess(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
                 await s.initialize()
                 out: dict[str, Any] = {}
                 notes = {"labels": ["Note"]}

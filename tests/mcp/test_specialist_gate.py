@@ -14,10 +14,10 @@ from pathlib import Path
 import anyio
 from maxy.accounts import create_account
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.cli_inprocess import maxy
 from tests.local_http import _free_port
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env
 
 LIBRARIAN = REPO / "plugins" / "maxy_plugins" / "memory" / "agents" / "librarian.md"
@@ -85,7 +85,7 @@ def test_stdio_server_refuses_drift_and_exits_1(neo4j_ready, data_root: Path) ->
 def _session(params: StdioServerParameters, errlog: Path) -> set[str]:
     async def run() -> set[str]:
         with errlog.open("w") as err:
-            async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as session:
+            async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 return {t.name for t in (await session.list_tools()).tools}
 

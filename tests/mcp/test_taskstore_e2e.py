@@ -27,11 +27,11 @@ from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key
 from maxy.taskstore import replay
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli_inprocess import maxy
 from tests.local_http import serve_app
+from tests.mcp.inprocess import stdio_inprocess
 from tests.plugins_fixture.helpers import CLI, REPO, child_env, text
 
 ROLES = ("orchestrator", "executor", "spec_reviewer", "quality_reviewer", "approver")
@@ -268,7 +268,7 @@ async def _drive(envs: dict[str, dict[str, str]], logs: Path) -> tuple[dict[str,
                 command=CLI[0], args=[*CLI[1:], "mcp", "serve", *plugins], env=envs[role], cwd=str(REPO)
             )
             errlog = stack.enter_context((logs / f"{role}.log").open("w"))
-            client = await stack.enter_async_context(Client(stdio_client(params, errlog=errlog)))
+            client = await stack.enter_async_context(Client(stdio_inprocess(params, errlog=errlog)))
             clients[role] = client
             schemas |= {t.name: t.output_schema for t in (await client.list_tools()).tools}
         life = Lifecycle(clients, schemas)

@@ -17,9 +17,9 @@ from maxy.plugins.discovery import discover_plugins
 from maxy.serving.app import create_app
 from maxy.serving.keys import create_api_key
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.local_http import serve_app
+from tests.mcp.inprocess import stdio_inprocess
 from tests.mcp.test_one_server_config import _generate
 from tests.plugins_fixture.helpers import REPO, child_env, text
 
@@ -52,7 +52,7 @@ def _listing(entry: dict[str, Any], errlog: Path, calls: list[tuple[str, dict[st
 
     async def work() -> dict[str, Any]:
         with errlog.open("w") as err:
-            async with stdio_client(params, errlog=err) as (read, write), ClientSession(read, write) as s:
+            async with stdio_inprocess(params, errlog=err) as (read, write), ClientSession(read, write) as s:
                 init = await s.initialize()
                 listed = await s.list_tools()
                 return {

@@ -76,7 +76,7 @@ _KEY_PROFILE_HELP = (
 )
 
 
-def _served(
+def served_plugins(
     plugins: list[str] | None, modules: list[str] | None, profile: list[str] | None, names_flag: str = "PLUGINS"
 ) -> tuple[Any, list[str]]:
     """The plugins to load and the tool profiles to serve. ``--profile`` given: those. Else
@@ -145,7 +145,7 @@ def mcp_serve(
     from .server import run_stdio
 
     settings = load_settings()  # a bad setting stops the server before any plugin loads
-    loaded, profiles = _served(plugins, module, profile)
+    loaded, profiles = served_plugins(plugins, module, profile)
     run_stdio(loaded, role, with_active_session(settings, role), profiles)  # type: ignore[arg-type]
 
 
@@ -201,7 +201,7 @@ def mcp_config(
 
     if member_id is not None and not profile and not plugin:
         profile = ["daily", COMMUNITY_PROFILE]  # a member's server is for the community
-    loaded, profiles = _served(plugin or None, None, profile, "--plugin")
+    loaded, profiles = served_plugins(plugin or None, None, profile, "--plugin")
     config = build_client_config(
         loaded,
         role,  # type: ignore[arg-type]
@@ -367,7 +367,7 @@ def serve(
     from ..serving.app import serve_http
 
     _check_address(host, port)
-    loaded, profiles = _served(plugins, module, profile)
+    loaded, profiles = served_plugins(plugins, module, profile)
     serve_http(loaded, host=host, port=port, profiles=profiles)
 
 

@@ -33,7 +33,8 @@ import re
 import sys
 import time
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -708,14 +709,15 @@ class EnvContexts:
             self.db.close()
 
 
-def run_stdio(
+@contextmanager
+def stdio_server_for(
     plugins: Sequence[LoadedPlugin],
     role: Role,
     settings: Settings | None = None,
     profiles: Sequence[str] = (ALL,),
-) -> None:
-    """Serve the tools of ``profiles`` of ``plugins`` over stdio until stdin closes. Raises
-    BootGateError & co. before serving."""
+) -> Iterator[MCPServer]:
+    """The server ``maxy mcp serve`` runs over stdio, its pins opened for as long as the block
+    lasts. Raises BootGateError & co. before yielding."""
     settings = settings or load_settings()
     contexts = EnvContexts(settings, role)
     server = create_mcp_server(plugins, role, contexts, profiles=profiles)
@@ -733,12 +735,24 @@ def run_stdio(
         profiles=",".join(profiles),
         tools=len(server.maxy_tools),
     )
-    from .stdio import serve_stdio
-
     try:
-        anyio.run(serve_stdio, server)  # like server.run_stdio_async, but a line it cannot decode is answered
+        yield server
     finally:
         contexts.close()
+
+
+def run_stdio(
+    plugins: Sequence[LoadedPlugin],
+    role: Role,
+    settings: Settings | None = None,
+    profiles: Sequence[str] = (ALL,),
+) -> None:
+    """Serve the tools of ``profiles`` of ``plugins`` over stdio until stdin closes. Raises
+    BootGateError & co. before serving."""
+    from .stdio import serve_stdio
+
+    with stdio_server_for(plugins, role, settings, profiles) as server:
+        anyio.run(serve_stdio, server)  # like server.run_stdio_async, but a line it cannot decode is answered
 
 
 _sdk_logging_routed = False

@@ -203,11 +203,13 @@ class AnsweringReadStream:
         await self.aclose()
 
 
-async def serve_stdio(server: MCPServer) -> None:
-    """``server.run_stdio_async()``, with every undecodable line answered."""
+async def serve_stdio(server: MCPServer, stdin: Any = None, stdout: Any = None) -> None:
+    """``server.run_stdio_async()``, with every undecodable line answered. ``stdin`` and
+    ``stdout`` (async text streams) stand in for the process's own, as in the SDK's
+    ``stdio_server``."""
     # MCPServer runs on given streams only through its low-level server (no public accessor)
     lowlevel = server._lowlevel_server
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         await lowlevel.run(
             AnsweringReadStream(read_stream, write_stream, transport="stdio"),
             write_stream,
