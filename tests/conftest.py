@@ -15,6 +15,7 @@ from maxy.config import Settings, load_settings
 
 from tests import hypothesis_profile  # noqa: F401  (loads the profile MAXY_HYPOTHESIS names)
 from tests.fake_anthropic import FakeAnthropic
+from tests.parallel import exclusive, suite_lock
 
 SLOW = {
     line.strip()
@@ -30,6 +31,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         test = item.nodeid.split("[")[0]
         if test in SLOW or test.split("::")[0] in SLOW:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """Each test holds the suite's lock while it runs (tests/parallel.py): exclusively when
+    marked ``alone``."""
+    with suite_lock(item.get_closest_marker("alone") is not None):
+        return (yield)
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +68,8 @@ def db(neo4j_ready: Settings, embedder) -> Iterator:
     from maxy.graph.schema import apply_schema
 
     database = Database(neo4j_ready)
-    apply_schema(database, embedder.dimensions, embedder=embedder)
+    with exclusive("schema"):  # one worker at a time creates what is missing
+        apply_schema(database, embedder.dimensions, embedder=embedder)
     yield database
     database.close()
 

@@ -26,6 +26,8 @@ from tests.cli_inprocess import maxy
 from tests.plugins_fixture.helpers import CLI, REPO, child_env
 from tests.tcp_proxy import TcpProxy
 
+pytestmark = pytest.mark.alone  # times its calls against bounds, one beside a second server
+
 QUERY_TIMEOUT_S = 2.0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from maxy.embeddings.ollama_embedder import OllamaEmbedder
 from maxy.graph.guards import Caller
 from maxy.graph.schema import recorded_embedder
@@ -18,6 +19,7 @@ from tests.fake_ollama import FakeOllama
 EMBED_TIMEOUT_S = 1.5
 
 
+@pytest.mark.alone  # times a write and a search against a bound
 def test_hung_ollama_costs_one_timeout_then_writes_and_searches_skip_it(db, account) -> None:
     with FakeOllama(dims=384, mode="hang") as fake:
         embedder = OllamaEmbedder("all-minilm", fake.url, 384, timeout_s=EMBED_TIMEOUT_S, breaker_failures=1)

@@ -13,6 +13,8 @@ from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.evaluation.memory import evaluate
 
+pytestmark = pytest.mark.alone  # counts Facts across accounts, and the evaluation applies the schema
+
 FACTS = [
     ("c1", "s1", "Ana", "Ana adopted a beagle called Biscuit.", ["D1:3"], "2023-05-08T13:56:00"),
     ("c1", "s1", "Ben", "Ben takes pottery classes on Tuesdays.", ["D1:5"], "2023-05-08T13:56:00"),

@@ -22,6 +22,8 @@ from maxy.graph.schema import (
 )
 from maxy.graph.text import _BODY_PROPS, _HEAD_PROPS
 
+pytestmark = pytest.mark.alone  # creates, drops and rebuilds indexes every account shares, and records another model
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

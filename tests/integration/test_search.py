@@ -204,6 +204,7 @@ def test_bm25_only_when_embedder_is_down(db, account, shop, caplog):
     assert "BM25-only" in caplog.text
 
 
+@pytest.mark.alone  # drops the full-text index every account searches
 def test_vector_only_when_fulltext_index_is_missing(db, account, embedder, shop):
     db.write("DROP INDEX entity_search IF EXISTS")
     clear_index_cache()

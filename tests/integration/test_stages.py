@@ -224,6 +224,7 @@ def test_search_request_vector_norm_is_validated_and_defaults_to_the_embedder(db
     assert [round(h.score, 6) for h in own.hits] != [round(h.score, 6) for h in flipped.hits]
 
 
+@pytest.mark.alone  # records another embedding model for the whole database
 def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, embedder, graph):
     from maxy.graph.schema import _record_embedder
     from maxy.search import clear_index_cache
@@ -242,6 +243,7 @@ def test_search_with_vectors_from_another_model_degrades_to_bm25(db, account, em
     assert hybrid(db, caller, SearchRequest("boiler", expand_hops=0), embedder).mode == "hybrid"
 
 
+@pytest.mark.alone  # records another embedding model for the whole database
 def test_vector_only_search_with_vectors_from_another_model_still_answers_by_bm25(db, account, embedder, graph):
     from maxy.graph.schema import _record_embedder
     from maxy.search import clear_index_cache

@@ -45,6 +45,7 @@ async def _timed_call(s: ClientSession, tool: str, arguments: dict) -> tuple[flo
     return time.monotonic() - started, result
 
 
+@pytest.mark.alone  # times its calls against bounds
 def test_stdio_tool_calls_fail_in_bounded_time_when_neo4j_hangs_or_dies(
     db: Database, account, data_root: Path, tmp_path: Path, proxy: TcpProxy
 ) -> None:
@@ -97,6 +98,7 @@ def _app(settings: Settings) -> Iterator[str]:
         yield base
 
 
+@pytest.mark.alone  # times its calls against bounds
 def test_health_reports_the_database_and_answers_503_when_it_is_down(
     neo4j_ready: Settings, data_root: Path, proxy: TcpProxy
 ) -> None:
