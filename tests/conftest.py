@@ -26,11 +26,24 @@ SLOW = {
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests listed in slow_tests.txt ``slow`` (the JVM-starting ones carry the marker
-    in their files): ``-m 'not slow'`` is the fast lane."""
+    in their files): ``-m 'not slow'`` is the fast lane.
+
+    Then order the files for the two workers: first the files holding an ``alone`` test (so
+    while one waits for the lock, the other is running short tests, not a minute-long one),
+    then the files with the most slow tests (so the run does not end with one worker idle
+    beside another's long file); the tests of a file keep their order."""
     for item in items:
         test = item.nodeid.split("[")[0]
         if test in SLOW or test.split("::")[0] in SLOW:
             item.add_marker(pytest.mark.slow)
+    alone: set[str] = set()
+    slow: dict[str, int] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if item.get_closest_marker("alone"):
+            alone.add(path)
+        slow[path] = slow.get(path, 0) + (item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: (item.nodeid.split("::")[0] not in alone, -slow[item.nodeid.split("::")[0]]))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from maxy.config import load_settings
 from maxy.evaluation import noise
 from maxy.evaluation.relevance import SPLITS, ask_all, fit, measure, write_calibration
 from maxy.search.relevance import Calibration
 
+from tests.cli_inprocess import maxy
 from tests.integration.test_memory_eval import write_folder
 
 ABSTRACTS = {
@@ -76,31 +75,17 @@ def test_calibrate_and_measure_on_small_folders(db, embedder, data_root, tmp_pat
         data = json.loads(stored.read_text())["models"][embedder.name]
         assert Calibration.from_json(embedder.name, data).cut == calibration.cut
 
-        cli = subprocess.run(
-            [sys.executable, "-m", "maxy", "--verbose", "eval", "relevance", str(scifact), str(locomo), "--json"],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, DATA_ROOT=str(data_root)),
-        )
+        env = dict(os.environ, DATA_ROOT=str(data_root))
+        cli = maxy(["--verbose", "eval", "relevance", str(scifact), str(locomo), "--json"], env)
         assert cli.returncode == 0, cli.stderr
         shipped = json.loads(cli.stdout)
         assert shipped["model"] == embedder.name and set(shipped["noise"]) == set(SPLITS)
         assert "[eval:relevance] model=" in cli.stderr
         assert {"all", *SPLITS} <= set(shipped["reliability"]) and 0 <= shipped["reliability"]["all"]["ece"] <= 1
-        fitted = subprocess.run(
-            [sys.executable, "-m", "maxy", "eval", "calibrate", str(scifact), str(locomo)],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, DATA_ROOT=str(data_root)),
-        )
+        fitted = maxy(["eval", "calibrate", str(scifact), str(locomo)], env)
         assert fitted.returncode == 0 and "Traceback" not in fitted.stderr, fitted.stderr
         assert "relevance shown in answers (held out, 5 folds): ECE " in fitted.stdout, fitted.stdout
-        missing = subprocess.run(
-            [sys.executable, "-m", "maxy", "eval", "relevance", str(tmp_path / "nowhere"), str(locomo)],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, DATA_ROOT=str(data_root)),
-        )
+        missing = maxy(["eval", "relevance", str(tmp_path / "nowhere"), str(locomo)], env)
         assert missing.returncode != 0 and "Traceback" not in missing.stderr
     finally:
         for account_dir in (data_root / "accounts").iterdir():

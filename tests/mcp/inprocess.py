@@ -115,6 +115,9 @@ async def stdio_inprocess(
         to_server.close()
 
     logger = logging.getLogger("maxy")
+    level = logger.level
+    env = os.environ if params.env is None else params.env
+    logger.setLevel((env.get("LOG_LEVEL") or env.get("MAXY_LOG_LEVEL") or "INFO").upper())  # as a new process's
     handler = _ToFile(errlog) if errlog is not None else None
     if handler:
         logger.addHandler(handler)
@@ -132,5 +135,6 @@ async def stdio_inprocess(
                     to_client.close()
                     tasks.cancel_scope.deadline = anyio.current_time() + 10
     finally:
+        logger.setLevel(level)
         if handler:
             logger.removeHandler(handler)
