@@ -27,6 +27,7 @@ from maxy.serving.keys import create_api_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.cli_inprocess import maxy
 from tests.hypothesis_profile import examples
 from tests.local_http import serve_app
 from tests.plugins_fixture.helpers import ECHO, REPO, text
@@ -137,16 +138,7 @@ def test_creating_where_accounts_cannot_be_written_is_one_clear_error(tmp_path: 
 def _cli(*args: str, data: Path, account: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ACCOUNT_ID", "DATA_ROOT")}
     env.update({"DATA_ROOT": str(data), "ACCOUNT_ID": account, "MAXY_LOG_LEVEL": "WARNING"})
-    return subprocess.run(
-        [sys.executable, "-m", "maxy", *args],
-        check=False,
-        env=env,
-        cwd=REPO,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    return maxy(args, env)
 
 
 def test_cli_names_the_broken_file_and_serves_the_healthy_account(db, tmp_path: Path) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ from maxy.errors import ValidationError
 from maxy.evaluation.conversations import evaluate
 from maxy.graph.guards import Caller
 from maxy.graph.write import GraphWriter
+
+from tests.cli_inprocess import maxy
 
 ROWS = [
     ("c1", "c1/s1", "D1:1", "Ana", "Hi Ben! I finally adopted a dog last week.", "2023-05-08T13:56:00", None),
@@ -130,12 +130,7 @@ def test_eval_reports_recall_overall_and_by_category(db, embedder, data_root, tm
     assert result["overall"]["recall@25"] == 1.0 and 0.0 <= result["overall"]["recall@5"] <= 1.0
     assert set(result["by_category"]) == {"single-hop", "temporal"}
     env = dict(os.environ, DATA_ROOT=str(data_root))
-    proc = subprocess.run(
-        [sys.executable, "-m", "maxy", "eval", "conversations", str(folder), "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    proc = maxy(["eval", "conversations", str(folder), "--json"], env)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data["overall"]) == {"recall@5", "recall@10", "recall@25"} and data["questions"] == 2

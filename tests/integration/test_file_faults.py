@@ -22,6 +22,8 @@ import pytest
 from maxy.accounts import create_account
 from maxy.config import config_dir, env_file
 
+from tests.cli_inprocess import maxy as run_maxy
+
 REPO = Path(__file__).resolve().parents[2]
 UNSHARE = shutil.which("unshare")
 
@@ -49,6 +51,8 @@ def maxy(
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ACCOUNT_ID", "DATA_ROOT", "MAXY_DEBUG")}
     env.update(MAXY_CONFIG_DIR=str(config), DATA_ROOT=str(data), **extra)
+    if fault is None and "neo4j" not in args:  # a Neo4j of its own, or a mount fault: a real process
+        return run_maxy(args, env)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "platform"), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "maxy.cli", *args]
     if fault is not None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from maxy.config import load_settings
 from maxy.errors import ValidationError
 from maxy.evaluation.memory import evaluate
+
+from tests.cli_inprocess import maxy
 
 pytestmark = pytest.mark.alone  # counts Facts across accounts, and the evaluation applies the schema
 
@@ -59,12 +59,7 @@ def test_memory_eval_on_a_small_folder(db, embedder, data_root, tmp_path):
         assert [dict(r) for r in people] == [
             {"name": "Ana", "since": "2023-05-08T13:56:00+00:00", "evidence": ["D1:3"]}
         ]
-        again = subprocess.run(
-            [sys.executable, "-m", "maxy", "eval", "memory", str(folder), "--json"],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, DATA_ROOT=str(data_root)),
-        )
+        again = maxy(["eval", "memory", str(folder), "--json"], dict(os.environ, DATA_ROOT=str(data_root)))
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["overall"] == result["overall"], "a rerun starts from fresh accounts"
         assert db.read("MATCH (f:Fact) WHERE f.text CONTAINS 'beagle' RETURN count(f) AS c")[0]["c"] == 1

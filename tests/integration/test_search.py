@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
-import sys
 
 import pytest
 from maxy.errors import ValidationError
@@ -18,6 +16,7 @@ from maxy.search.format import OUTPUT_BUDGET, project, render
 from maxy.search.hits import Hit, Related
 from maxy.search.reindex import count_missing, reindex
 
+from tests.cli_inprocess import maxy
 from tests.integration.test_graph_write import BrokenEmbedder
 
 
@@ -312,22 +311,12 @@ def test_cli_search_json(db, account, embedder, shop, data_root):
     env = dict(
         os.environ, ACCOUNT_ID=account.account_id, DATA_ROOT=str(data_root), ALLOWED_SCOPES="public", AGENT_SLUG="alpha"
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "maxy.cli", "search", "boiler", "--json", "--fields", "name", "--explain"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    proc = maxy(["search", "boiler", "--json", "--fields", "name", "--explain"], env)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["results"][0]["properties"] == {"name": "Boiler repair"}
     assert "explain" in data["results"][0]
-    widen = subprocess.run(
-        [sys.executable, "-m", "maxy.cli", "search", "boiler", "--scope", "admin"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    widen = maxy(["search", "boiler", "--scope", "admin"], env)
     assert widen.returncode == 2 and "cannot widen" in widen.stderr and "Traceback" not in widen.stderr
 
 

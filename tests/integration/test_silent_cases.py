@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from maxy.ingest.identity import attachment_id_for_path
 from maxy.ingest.specs import SIZE_ONLY
 from maxy.ingest.summarize import ExtractiveSummarizer
 
+from tests.cli_inprocess import maxy as run_maxy
 from tests.fake_ollama import FakeOllama
 from tests.integration.test_file_faults import one_error
 from tests.integration.test_graph_write import BrokenEmbedder
@@ -34,16 +34,7 @@ PIGS = " ".join(f"A farm keeps pig {i} in a muddy pen all year." for i in range(
 def maxy(*args: str, account, data_root: Path, cwd: Path = REPO, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_") and k != "MAXY_DEBUG"}
     env.update(ACCOUNT_ID=account.account_id, DATA_ROOT=str(data_root), **extra)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "platform"), env.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "maxy.cli", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_maxy(args, env, cwd=cwd)
 
 
 def refused(proc: subprocess.CompletedProcess[str], *needles: str, codes: tuple[int, ...] = (1, 2)) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
-import sys
 
 import pytest
 from maxy.accounts import create_account, list_accounts, validate_account, validate_account_id_env
 from maxy.config import load_settings
 from maxy.errors import AccountError, ValidationError
+
+from tests.cli_inprocess import maxy
 
 
 def test_create_and_list(data_root):
@@ -66,9 +66,7 @@ def test_env_validation_logs_graph_health_line(data_root, caplog):
 def _maxy(*args, env_extra):
     env = {k: v for k, v in os.environ.items() if k not in ("ACCOUNT_ID", "DATA_ROOT")}
     env.update(env_extra)
-    return subprocess.run(
-        [sys.executable, "-m", "maxy.cli", "--verbose", *args], capture_output=True, text=True, env=env
-    )
+    return maxy(["--verbose", *args], env)
 
 
 @pytest.mark.parametrize("case", ["missing", "no-on-disk-account", "mismatch", "ok"])
