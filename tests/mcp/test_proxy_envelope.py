@@ -175,7 +175,6 @@ UNTOUCHED = [
 ]
 
 
-@pytest.mark.alone  # compares two answers holding the labels of the whole database
 def test_clean_writes_and_errors_pass_byte_for_byte(graph_env: dict[str, str], tmp_path: Path) -> None:
     direct, _ = exchange(UPSTREAM, UNTOUCHED, graph_env, tmp_path / "direct.log")
     relayed, _ = exchange([*PROXY, "--", *UPSTREAM], UNTOUCHED, graph_env, tmp_path / "proxy.log")
@@ -192,7 +191,6 @@ def test_clean_writes_and_errors_pass_byte_for_byte(graph_env: dict[str, str], t
     )
 
 
-@pytest.mark.alone  # compares two answers holding the labels of the whole database
 def test_read_tool_names_the_calls_that_are_probed(graph_env: dict[str, str], tmp_path: Path) -> None:
     requests = [_call(1, "read_neo4j_cypher", MISSING_READ), _call(2, "get_neo4j_schema", MISSING_READ)]
     direct, _ = exchange(UPSTREAM, requests, graph_env, tmp_path / "direct.log")
@@ -222,7 +220,6 @@ def frozen(neo4j_ready: Settings) -> Iterator[TcpProxy]:
         p.resume()
 
 
-@pytest.mark.alone  # compares two answers holding the labels of the whole database
 @pytest.mark.parametrize("failure", ["unreachable", "auth", "timeout"])
 def test_a_failed_probe_forwards_the_upstream_response(
     failure: str, graph_env: dict[str, str], frozen: TcpProxy, tmp_path: Path

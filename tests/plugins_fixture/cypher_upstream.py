@@ -51,10 +51,12 @@ def write_neo4j_cypher(query: str, params: dict[str, Any] | None = None) -> str:
     return json.dumps({name: getattr(counters, name) for name in COUNTERS})
 
 
-@server.tool(name="get_neo4j_schema", description="Labels in the graph.")
+@server.tool(name="get_neo4j_schema", description="Labels in the graph's schema.")
 def get_neo4j_schema() -> str:
-    records, _, _ = _run("CALL db.labels() YIELD label RETURN label ORDER BY label", None, RoutingControl.READ)
-    return json.dumps([r["label"] for r in records])
+    # the labels the indexes name: the same from one call to the next while other tests write
+    query = "SHOW INDEXES YIELD labelsOrTypes, entityType WHERE entityType = 'NODE' RETURN labelsOrTypes"
+    records, _, _ = _run(query, None, RoutingControl.READ)
+    return json.dumps(sorted({label for r in records for label in r["labelsOrTypes"] or ()}))
 
 
 if __name__ == "__main__":
