@@ -27,7 +27,7 @@ from _scifact import add_dir_argument, require_dir
 from maxy.accounts import create_account, validate_account
 from maxy.config import load_settings
 from maxy.db import Database
-from maxy.embeddings import get_embedder
+from maxy.embeddings import get_embedder, without_cache
 from maxy.embeddings.base import Embedder
 from maxy.graph.schema import apply_schema
 from maxy.graph.text import embedding_text
@@ -66,7 +66,7 @@ def main() -> None:
     corpus = require_dir(parser, args.dir, "corpus.jsonl") / "corpus.jsonl"
 
     settings = load_settings()
-    embedder = get_embedder(settings)
+    embedder = without_cache(get_embedder(settings))  # the model timed, not the cache
     records = []
     with corpus.open() as fh:
         for line in fh:

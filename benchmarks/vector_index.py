@@ -37,7 +37,7 @@ from _scifact import add_dir_argument, require_dir
 from maxy.accounts import list_accounts
 from maxy.config import load_settings
 from maxy.db import Database
-from maxy.embeddings import get_embedder
+from maxy.embeddings import get_embedder, without_cache
 from maxy.evaluation.beir import ATTACHMENT_PREFIX, eval_account, load_beir
 from maxy.evaluation.metrics import ndcg_at_k, percentile, recall_at_k
 
@@ -248,7 +248,7 @@ def main() -> None:
         parser.exit(2, f"{parser.prog}: --depth must be >= 10 and --queries >= 1\n")
 
     settings = load_settings()
-    embedder = get_embedder(settings)
+    embedder = without_cache(get_embedder(settings))  # the model timed, not the cache
     data = load_beir(directory, "dev")
     account_id, account_name = resolve_account(parser, settings, args.account_name, directory)
     judged = [q for q in data.qrels if q in data.queries]

@@ -232,7 +232,8 @@ def test_bge_shapes_norms_and_order(bge_small: BgeSmallEmbedder) -> None:
     together = np.array(bge_small.embed(texts))
     assert together.shape == (5, 384)
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
-    alone = np.array([bge_small.embed([t])[0] for t in texts])  # no padding at all
+    bge_small._cache.clear()  # each text computed again, one per run: no padding at all
+    alone = np.array([bge_small.embed([t])[0] for t in texts])
     assert np.allclose(together, alone, atol=1e-6)  # one text per run: batch mates change nothing
     assert bge_small.batch_size == 1
     # A single text ran on the one-thread session (a search's query), the list on the main one,
@@ -269,6 +270,26 @@ def _pin_fake_members(monkeypatch: pytest.MonkeyPatch, model: bytes, tok: bytes)
             "bge-small-en-v1.5-q-tokenizer.json": ("tokenizer.json", hashlib.sha256(tok).hexdigest()),
         },
     )
+
+
+def test_bge_keeps_recent_vectors_the_same_as_fresh_ones(bge_small: BgeSmallEmbedder) -> None:
+    """A text embedded again comes from the cache: the same vector a fresh model gives, a text
+    given twice is embedded once, and the cache never holds more than its size."""
+    fresh = BgeSmallEmbedder()
+    fresh.cache_size = 3
+    computed: list[list[str]] = []
+    embed_new = fresh._embed_new
+    fresh._embed_new = lambda items: computed.append(list(items)) or embed_new(items)  # type: ignore[method-assign]
+    texts = ["boiler repair", "the cat sleeps", "boiler repair", "orbit burn", "a fourth"]
+    first = fresh.embed(texts)
+    assert computed == [["boiler repair", "the cat sleeps", "orbit burn", "a fourth"]]
+    assert first[0] == first[2] and len(fresh._cache) == 3  # the oldest, "boiler repair", left
+    again = fresh.embed(["orbit burn", "boiler repair"])
+    assert computed[1:] == [["boiler repair"]]
+    assert again[0] == first[3]
+    reference = bge_small.embed(texts)
+    for got, want in zip([*first, *again], [*reference, reference[3], reference[0]], strict=True):
+        assert float(np.dot(got, want)) >= 0.9999
 
 
 def test_bge_extract_jar_checks_every_member(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -89,6 +89,15 @@ def resolve_dimensions(model: str, explicit: int | None) -> int:
     return known
 
 
+def without_cache(embedder: Embedder) -> Embedder:
+    """``embedder``, keeping no vectors from one call to the next (the in-process models keep
+    the recent ones): what a benchmark times is the model, never the cache."""
+    resize = getattr(embedder, "set_cache_size", None)
+    if resize is not None:
+        resize(0)
+    return embedder
+
+
 _cache: dict[tuple[str, str, int], Embedder] = {}
 _cache_lock = threading.Lock()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -50,6 +51,9 @@ class OnnxBertEmbedder:
     token_budget: int = 512
     #: Extra text shown in load errors: how to repair the model's files.
     repair_hint: str = ""
+    #: The vectors of this many texts embedded last are kept, by text (1.5 KB each): an agent
+    #: asks the same question again, a note is written again, an unchanged file re-read.
+    cache_size: int = 4096
 
     def __init__(
         self,
@@ -80,6 +84,8 @@ class OnnxBertEmbedder:
         self._tokenizer: Any = None
         self._input_names: frozenset[str] = frozenset()
         self._pad_id = 0
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     # -- where the files come from (per model) ----------------------------------------
 
@@ -221,9 +227,37 @@ class OnnxBertEmbedder:
         return batches
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text; a text embedded recently comes from the cache, and a
+        text given twice is embedded once (the same vector, whichever batch computed it)."""
         items = check_texts(texts, self.name)
         if not items:
             return []
+        vectors: dict[str, np.ndarray] = {}
+        with self._cache_lock:
+            for text in items:
+                kept = self._cache.get(text)
+                if kept is not None:
+                    self._cache.move_to_end(text)
+                    vectors[text] = kept
+        fresh = list(dict.fromkeys(text for text in items if text not in vectors))
+        if fresh:
+            computed = self._embed_new(fresh)
+            with self._cache_lock:
+                for text, row in zip(fresh, computed, strict=True):
+                    vectors[text] = row
+                    self._cache[text] = row
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return [vectors[text].tolist() for text in items]
+
+    def set_cache_size(self, size: int) -> None:
+        """Keep the vectors of at most ``size`` texts (0: none, each call embeds every text)."""
+        with self._cache_lock:
+            self.cache_size = size
+            while len(self._cache) > size:
+                self._cache.popitem(last=False)
+
+    def _embed_new(self, items: list[str]) -> np.ndarray:
         session, tokenizer = self._ensure_loaded()
         if len(items) == 1:
             session = self._single_session(session)
@@ -249,4 +283,4 @@ class OnnxBertEmbedder:
                 "try a smaller batch size or report the input that triggers it"
             ) from None
         log_embedded(self.name, len(items), started)
-        return out.tolist()
+        return out
