@@ -434,8 +434,11 @@ def main() -> None:
     setting and 1 for a failure while running; --debug (or MAXY_DEBUG=1) adds the traceback."""
     from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
+    from .envcheck import warn_mistyped
+
     set_debug("--debug" in sys.argv[1:])
     refuse_unreadable_arguments(sys.argv[1:])
+    warn_mistyped()
     try:
         code = typer.main.get_command(app).main(prog_name="maxy", standalone_mode=False)
     except NoArgsIsHelpError as exc:  # the help is printed already

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "base",
         frozenset(
-            "__init__ errors logs config identifiers secrets textcheck fsfaults accounts db llm console httpjson "
+            "__init__ errors logs config envcheck identifiers secrets textcheck fsfaults accounts db llm console httpjson "
             "resources".split()
         ),
     ),
