@@ -466,6 +466,13 @@ def test_memory_commands(db, account, admin, data_root) -> None:
     assert result["missing"] == ["nope"] and neighbours(result, a) == {b: 1}
     shown = run("get", a)
     assert shown.returncode == 0 and "-[KNOWS]-> [Note] Bea" in shown.stdout and "name: Ada" in shown.stdout
+    unknown, hidden = run("get", "nope"), run("get", b, ALLOWED_SCOPES="public")
+    assert unknown.returncode == 1 and unknown.stdout == ""
+    [line] = unknown.stderr.splitlines()
+    assert line.startswith("error: no node you can read has the id 'nope'") and "maxy memory search" in line
+    assert hidden.returncode == 1 and hidden.stderr.replace(repr(b), "'nope'") == unknown.stderr  # not told apart
+    empty = run("get", "nope", "--json")
+    assert empty.returncode == 1 and json.loads(empty.stdout)["missing"] == ["nope"]
     pinned_forget = run("forget", b, ALLOWED_SCOPES="public")  # the pins of the environment apply
     assert pinned_forget.returncode == 1
     assert (

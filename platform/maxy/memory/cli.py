@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from ..console import emit_json, friendly, out
+from ..console import emit_json, friendly, out, report
 
 memory_app = typer.Typer(
     no_args_is_help=True, help="Entity memory: write and search it, read nodes back, forget them, unlink them."
@@ -67,13 +67,17 @@ def get_cmd(
         )
     if json_out:
         emit_json(result)
-        return
-    for node in result["nodes"]:
-        _print_node(node)
-    for node_id in result["missing"]:
-        out.print(f"missing: {node_id} (no node with this id that you can read)", markup=False, highlight=False)
-    if result["truncated"]:
-        out.print(f"(more neighbours left out: --budget {budget})", markup=False, highlight=False)
+    elif result["nodes"]:
+        for node in result["nodes"]:
+            _print_node(node)
+        for node_id in result["missing"]:
+            out.print(f"missing: {node_id} (no node with this id that you can read)", markup=False, highlight=False)
+        if result["truncated"]:
+            out.print(f"(more neighbours left out: --budget {budget})", markup=False, highlight=False)
+    if not result["nodes"]:  # nothing to show: a failure, as a script checking the exit code expects
+        names = ", ".join(repr(i) for i in result["missing"])
+        report(f"no node you can read has the id {names}: take ids from `maxy memory search` or `maxy search --json`")
+        raise typer.Exit(1)
 
 
 def _say(text: str) -> None:
