@@ -234,7 +234,8 @@ def validate_account_id_env(settings: Settings) -> ValidatedAccount:
     try:
         validated = validate_account(settings.data_root, settings.ACCOUNT_ID)
     except AccountError as err:
-        log_line("graph-health", "account-id-env", "FATAL", level=logging.ERROR, reason=err.reason)
+        # INFO: a server's log keeps the line; a command says it once, as its error line
+        log_line("graph-health", "account-id-env", "FATAL", reason=err.reason)
         raise
     log_line("graph-health", "account-id-env", present=True, id=short(validated.account_id), matches_on_disk=True)
     return validated

@@ -65,13 +65,15 @@ def test_log_lines_only_when_asked(env: dict[str, str]) -> None:
     assert both.returncode == 2 and both.stderr.startswith("error: --quiet: cannot be used with --verbose")
 
 
-def test_a_failure_shows_its_log_line_unless_quiet(env: dict[str, str]) -> None:
-    loud = maxy(env, "account", "validate", ACCOUNT_ID=UNKNOWN_ACCOUNT)
+def test_a_failure_is_its_one_error_line_and_its_log_line_when_asked(env: dict[str, str]) -> None:
+    plain = maxy(env, "account", "validate", ACCOUNT_ID=UNKNOWN_ACCOUNT)
+    assert plain.returncode == 1 and len(plain.stderr.splitlines()) == 1
+    assert plain.stderr.startswith(f"error: ACCOUNT_ID={UNKNOWN_ACCOUNT} matches no account")
+    loud = maxy(env, "--verbose", "account", "validate", ACCOUNT_ID=UNKNOWN_ACCOUNT)
     assert loud.returncode == 1
     assert [line.split()[0] for line in loud.stderr.splitlines()] == ["[graph-health]", "error:"], loud.stderr
     quiet = maxy(env, "--quiet", "account", "validate", ACCOUNT_ID=UNKNOWN_ACCOUNT)
-    assert quiet.returncode == 1 and len(quiet.stderr.splitlines()) == 1
-    assert quiet.stderr.startswith(f"error: ACCOUNT_ID={UNKNOWN_ACCOUNT} matches no account")
+    assert quiet.returncode == 1 and quiet.stderr == plain.stderr
 
 
 def test_debug_shows_the_traceback_above_the_line(env: dict[str, str]) -> None:
