@@ -44,10 +44,10 @@ def _first_word(name: str) -> str:
     return name.split("_", 1)[0]
 
 
-def mistyped(environ: Mapping[str, str], known: frozenset[str] | None = None) -> list[tuple[str, str]]:
+def mistyped(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     """(variable, the name it most likely meant) for each variable of ``environ`` that is no
     name Maxy reads but is spelled close to one, sorted by variable."""
-    known = known_names() if known is None else known
+    known = known_names()
     found = []
     for name in sorted(environ):
         if name in known or not name.isupper():

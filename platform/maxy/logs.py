@@ -55,9 +55,6 @@ class _Stderr(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is when a line is logged (as the standard library's
     last-resort handler does), so a caller that redirects stderr gets the lines too."""
 
-    def __init__(self) -> None:
-        super().__init__()
-
     @property
     def stream(self) -> TextIO:
         return sys.stderr

@@ -246,16 +246,19 @@ class OnnxBertEmbedder:
                 for text, row in zip(fresh, computed, strict=True):
                     vectors[text] = row
                     self._cache[text] = row
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
+                self._trim_cache()
         return [vectors[text].tolist() for text in items]
 
     def set_cache_size(self, size: int) -> None:
         """Keep the vectors of at most ``size`` texts (0: none, each call embeds every text)."""
         with self._cache_lock:
             self.cache_size = size
-            while len(self._cache) > size:
-                self._cache.popitem(last=False)
+            self._trim_cache()
+
+    def _trim_cache(self) -> None:
+        """Drop the least recently used vectors beyond ``cache_size`` (the caller holds the lock)."""
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
 
     def _embed_new(self, items: list[str]) -> np.ndarray:
         session, tokenizer = self._ensure_loaded()
