@@ -21,6 +21,11 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+_LATIN_GUESSES = (
+    "utf_16", "utf_32", "ascii", "latin_1", "cp1250", "cp1252", "cp1254", "cp1257", "cp1258", "cp437", "cp850",
+    "cp852", "cp858", "iso8859_1", "iso8859_2", "iso8859_3", "iso8859_4", "iso8859_9", "iso8859_10", "iso8859_13",
+    "iso8859_14", "iso8859_15", "iso8859_16", "mac_roman", "mac_latin2", "mac_iceland", "mac_turkish",
+)  # fmt: skip
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v\x1b")
 
 
@@ -70,10 +75,25 @@ def detect_encoding(data: bytes, *, partial: bool = False) -> str | None:
         return "utf-8"
     except UnicodeDecodeError:
         pass
+    return _legacy_encoding(data)
+
+
+def _legacy_encoding(data: bytes) -> str | None:
+    """A single- or multi-byte legacy encoding: charset-normalizer's guess when it names a
+    non-Latin script (cp1251, Shift-JIS, GB18030, ...), else cp1252 (Windows' Western code page,
+    a superset of Latin-1's letters); charset-normalizer alone takes short French or German text
+    for cp1250 or Mac Roman."""
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[: _SAMPLE * 4]).best()
-    return best.encoding if best is not None else None
+    guess = best.encoding if best is not None else None
+    if guess is not None and not guess.startswith(_LATIN_GUESSES):
+        return guess
+    try:
+        data.decode("cp1252")
+        return "cp1252"
+    except UnicodeDecodeError:
+        return "latin-1"  # every byte is a character; control characters then mark it binary
 
 
 def decode_text(data: bytes, name: str) -> str:
