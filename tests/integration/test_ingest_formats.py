@@ -154,3 +154,22 @@ def test_a_folder_as_text_takes_every_text_file_and_skips_binary_ones(db, accoun
     assert ("photo.png", "binary") in skipped and data["failed"] == 0
     paths = sorted(d["path"] for d in documents(db, account))
     assert paths == ["Makefile", "guide.md", "sub/settings.yaml"]
+
+
+def test_the_python_api_reads_the_same_formats_and_as_text(account, settings, embedder, tmp_path):
+    from maxy import Memory
+    from maxy.errors import ValidationError
+
+    deck = _write(tmp_path, "deck.pptx")
+    log = tmp_path / "watch.log"
+    log.write_text("The relief keeper arrives on the supply tender every second Tuesday.\n")
+    local = settings.model_copy(update={"DATA_ROOT": account.data_root})
+    with Memory(account.account_id, settings=local, embedder=embedder) as memory:
+        [slides] = memory.ingest(deck)
+        assert slides["error"] is None and slides["sections"] == 2 and slides["title"] == "Harbour Pilots Briefing"
+        with pytest.raises(ValidationError, match="add --as-text"):
+            memory.ingest(log)
+        [read] = memory.ingest(log, as_text=True)
+        assert read["error"] is None and read["sections"] == 1
+        hits = memory.search("relief keeper supply tender", limit=3)
+        assert "supply tender" in str(hits[0]["properties"])
