@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from maxy.errors import ValidationError
 from maxy.ingest import parse_file
-from maxy.ingest.formats.pdf import OutlineEntry, sections_from_outline
+from maxy.ingest.formats.pdf import Line, OutlineEntry, heading_sizes, sections_from_font_sizes, sections_from_outline
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
 HANDBOOK = ["Lighthouse Keeping", "The Lamp", "Fog Signals", "Logbook", "Storms"]
@@ -28,12 +28,36 @@ def test_a_libreoffice_pdf_is_split_by_its_outline() -> None:
     )
 
 
-def test_a_chromium_pdf_without_an_outline_is_one_section_per_page() -> None:
+def test_a_chromium_pdf_without_an_outline_is_split_by_its_font_sizes() -> None:
     doc = parse_file(FIXTURES / "handbook-chromium.pdf")
     assert doc.title == "Lighthouse Keeping"  # the <title> Chromium wrote as the Title metadata
+    assert [s.heading for s in doc.sections] == HANDBOOK
+    assert doc.sections[1].text.startswith("Trim the paraffin wick") and "Fog Signals" not in doc.sections[1].text
+    assert doc.sections[2].text.startswith("When visibility drops")  # the heading at the top of page 2
+
+
+def test_a_pdf_with_one_font_size_and_no_outline_is_one_section_per_page() -> None:
+    doc = parse_file(FIXTURES / "letter-chromium.pdf")
+    assert doc.title == "Letter to the Keeper"
     assert [s.heading for s in doc.sections] == ["Page 1", "Page 2"]
-    assert "Fresnel lens" in doc.sections[0].text and "Fog Signals" not in doc.sections[0].text
-    assert doc.sections[1].text.startswith("Fog Signals\nWhen visibility drops")
+    assert doc.sections[0].text.startswith("Dear keeper") and doc.sections[1].text.startswith("The new burner")
+
+
+def test_font_size_headings_join_wrapped_lines_and_keep_three_levels() -> None:
+    def page(*lines: tuple[str, float]) -> list[Line]:
+        return [Line(text, size) for text, size in lines]
+
+    body = [("Body text that is long enough to be the body of the document.", 10.0)] * 6
+    pages = [
+        page(("A Very Long Title That", 24.0), ("Wraps", 24.0), *body, ("Part", 18.0), *body),
+        page(("Detail", 14.0), *body, ("Minor", 12.0), *body, ("Footnote in small print.", 8.0)),
+    ]
+    sizes = heading_sizes(pages)
+    assert sizes == [24.0, 18.0, 14.0]  # 12 pt is a fourth level: it stays in the text
+    sections = sections_from_font_sizes(pages, sizes, "Doc")
+    assert [s.heading for s in sections] == ["A Very Long Title That Wraps", "Part", "Detail"]
+    assert "Minor" in sections[2].text and sections[2].text.endswith("Footnote in small print.")
+    assert heading_sizes([page(("Same size", 10.0), *body)]) == []
 
 
 def test_a_pdf_without_a_text_layer_is_refused_not_parsed_empty() -> None:

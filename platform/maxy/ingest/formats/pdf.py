@@ -2,9 +2,11 @@
 
 Sections follow the document's outline (bookmarks) down to three levels: each entry starts a
 section at its heading's place on its page (at the top of the page when the heading's words are
-not found there). Without an outline every page is a section headed ``Page N``. The title is the
-document's Title metadata, else the file name. A PDF whose pages carry no text (a scan) and an
-encrypted one are refused with a reason, never ingested empty."""
+not found there). Without an outline, the font sizes hint at headings: short lines set larger
+than the body text (the size most of the text is set in) start sections, the three largest
+sizes being three levels. Without either, every page is a section headed ``Page N``. The title
+is the document's Title metadata, else the file name. A PDF whose pages carry no text (a scan)
+and an encrypted one are refused with a reason, never ingested empty."""
 
 from __future__ import annotations
 
@@ -41,18 +43,35 @@ def _open(data: bytes, name: str) -> Any:
         raise ValidationError(name, f"is not a readable PDF ({err}); check that the file is whole") from None
 
 
-def _page_texts(pdf: Any) -> list[str]:
-    texts = []
+@dataclass(frozen=True)
+class Line:
+    text: str
+    size: float  # the font size of its first character, in points
+
+
+def _page_lines(pdf: Any) -> list[list[Line]]:
+    """Each page's lines with their font sizes (one look-up per line: cheap)."""
+    import pypdfium2.raw as pdfium_c
+
+    pages = []
     for i in range(len(pdf)):
         page = pdf[i]
         textpage = page.get_textpage()
         try:
             raw = textpage.get_text_range()
+            lines = []
+            at = 0
+            for piece in raw.split("\r\n"):  # the line ends PDFium puts in, one character each in its count
+                lead = len(piece) - len(piece.lstrip())
+                size = pdfium_c.FPDFText_GetFontSize(textpage, at + lead) if piece.strip() else 0.0
+                for text in piece.translate(_NOISE).replace("\r", "\n").split("\n"):
+                    lines.append(Line(text, round(size * 2) / 2))
+                at += len(piece) + 2
         finally:
             textpage.close()
             page.close()
-        texts.append(raw.translate(_NOISE).replace("\r\n", "\n").replace("\r", "\n"))
-    return texts
+        pages.append(lines)
+    return pages
 
 
 def _outline(pdf: Any, pages: int) -> list[OutlineEntry]:
@@ -113,24 +132,76 @@ def sections_from_outline(page_texts: list[str], outline: list[OutlineEntry], ti
     return sections
 
 
+HEADING_RATIO = 1.15  # a heading's font is at least this much larger than the body's
+_MAX_HEADING_CHARS = 120
+
+
+def heading_sizes(pages: list[list[Line]]) -> list[float]:
+    """The font sizes of headings, largest first (at most three), or [] when the sizes say nothing."""
+    chars: dict[float, int] = {}
+    for line in (ln for page in pages for ln in page):
+        chars[line.size] = chars.get(line.size, 0) + len(line.text.strip())
+    if not chars:
+        return []
+    body = max(chars, key=lambda size: chars[size])
+    larger = {
+        ln.size
+        for page in pages
+        for ln in page
+        if ln.size >= body * HEADING_RATIO and 0 < len(ln.text.strip()) <= _MAX_HEADING_CHARS
+        and re.search(r"[^\W\d_]", ln.text)
+    }  # fmt: skip
+    share = sum(chars[size] for size in larger) / max(1, sum(chars.values()))
+    return sorted(larger, reverse=True)[:3] if larger and share < 0.25 else []
+
+
+def sections_from_font_sizes(pages: list[list[Line]], sizes: list[float], title: str) -> list[ParsedSection]:
+    """Cut the text at lines set in a heading size; a heading wrapped over lines is joined."""
+    raw: list[tuple[str, list[str]]] = [("", [])]
+    heading_open = False  # the last line was a heading: a next one of the same size continues it
+    last_size = 0.0
+    for page in pages:
+        for line in page:
+            words = line.text.strip()
+            is_heading = line.size in sizes and 0 < len(words) <= _MAX_HEADING_CHARS
+            if is_heading and heading_open and line.size == last_size:
+                raw[-1] = (f"{raw[-1][0]} {words}", raw[-1][1])
+            elif is_heading:
+                raw.append((words, []))
+            else:
+                raw[-1][1].append(line.text)
+            heading_open, last_size = is_heading, line.size
+        raw[-1][1].append("")  # a page break is a paragraph break
+    sections = []
+    for heading, lines in raw:
+        body = clean_block("\n".join(lines))
+        if body:
+            sections.append(ParsedSection(heading or title, body))
+    return sections
+
+
 def parse_pdf(
     data: bytes, *, name: str, source_path: str | None = None, default_title: str = "Untitled"
 ) -> ParsedDocument:
     pdf = _open(data, name)
     try:
-        texts = _page_texts(pdf)
-        outline = _outline(pdf, len(texts))
+        pages = _page_lines(pdf)
+        outline = _outline(pdf, len(pages))
         title = _title(pdf) or default_title
     finally:
         pdf.close()
+    texts = ["\n".join(line.text for line in page) for page in pages]
     if not any(t.strip() for t in texts):
         raise ValidationError(
             name,
             f"has no text layer (scanned?): none of its {len(texts)} page(s) carries text; "
             "run OCR on it first (e.g. ocrmypdf) and ingest the result",
         )
+    sizes = [] if outline else heading_sizes(pages)
     if outline:
         sections = sections_from_outline(texts, outline, title)
+    elif sizes:
+        sections = sections_from_font_sizes(pages, sizes, title)
     else:
         sections = [ParsedSection(f"Page {i + 1}", clean_block(t)) for i, t in enumerate(texts) if t.strip()]
     return ParsedDocument(title=title, sections=sections, source_path=source_path, media_type=MEDIA_TYPE)
