@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from maxy.errors import ValidationError
 from maxy.ingest import parse_file
-from maxy.ingest.formats.pdf import Line, OutlineEntry, heading_sizes, sections_from_font_sizes, sections_from_outline
+from maxy.ingest.formats.pdf import (
+    Line,
+    OutlineEntry,
+    document_title,
+    heading_sizes,
+    sections_from_font_sizes,
+    sections_from_outline,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
 HANDBOOK = ["Lighthouse Keeping", "The Lamp", "Fog Signals", "Logbook", "Storms"]
@@ -58,6 +65,13 @@ def test_font_size_headings_join_wrapped_lines_and_keep_three_levels() -> None:
     assert [s.heading for s in sections] == ["A Very Long Title That Wraps", "Part", "Detail"]
     assert "Minor" in sections[2].text and sections[2].text.endswith("Footnote in small print.")
     assert heading_sizes([page(("Same size", 10.0), *body)]) == []
+
+
+def test_pdf_title_metadata_that_names_no_title_gives_way_to_the_file_name() -> None:
+    assert document_title("Microsoft Word - Annual report 2024.docx") == "Annual report 2024"
+    assert document_title("Microsoft PowerPoint - Q3 review") == "Q3 review"
+    assert document_title("  Lighthouse   Keeping ") == "Lighthouse Keeping"
+    assert document_title("untitled") is None and document_title("") is None and document_title(None) is None
 
 
 def test_a_pdf_without_a_text_layer_is_refused_not_parsed_empty() -> None:

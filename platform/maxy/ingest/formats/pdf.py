@@ -11,6 +11,7 @@ and an encrypted one are refused with a reason, never ingested empty."""
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,8 @@ from .document import ParsedDocument, ParsedSection, clean_block
 
 MEDIA_TYPE = "application/pdf"
 OUTLINE_LEVELS = 3
+_PDFIUM = threading.Lock()  # PDFium is not thread-safe: one document at a time per process
+_OFFICE_TITLE = re.compile(r"^Microsoft (?:Word|PowerPoint|Excel) - (.+?)(?:\.(?:docx?|pptx?|xlsx?))?$")
 _NOISE = str.maketrans({"\ufffe": "", "\x02": "", "\x00": "", "\ufeff": ""})
 
 
@@ -87,11 +90,17 @@ def _outline(pdf: Any, pages: int) -> list[OutlineEntry]:
 
 def _title(pdf: Any) -> str | None:
     try:
-        title = pdf.get_metadata_value("Title")
+        return document_title(pdf.get_metadata_value("Title"))
     except Exception:  # noqa: BLE001 - a broken info dictionary: the file name serves
         return None
-    title = " ".join(str(title or "").split())
-    return title or None
+
+
+def document_title(raw: object) -> str | None:
+    """The Title metadata as a title: None when empty or "Untitled"; a title Word or PowerPoint
+    wrote when printing ("Microsoft Word - report.docx") is the file's name."""
+    title = " ".join(str(raw or "").split())
+    title = _OFFICE_TITLE.sub(r"\1", title)
+    return title if title and title.lower() != "untitled" else None
 
 
 def _heading_at(text: str, title: str, start: int, end: int) -> tuple[int, int] | None:
@@ -183,13 +192,14 @@ def sections_from_font_sizes(pages: list[list[Line]], sizes: list[float], title:
 def parse_pdf(
     data: bytes, *, name: str, source_path: str | None = None, default_title: str = "Untitled"
 ) -> ParsedDocument:
-    pdf = _open(data, name)
-    try:
-        pages = _page_lines(pdf)
-        outline = _outline(pdf, len(pages))
-        title = _title(pdf) or default_title
-    finally:
-        pdf.close()
+    with _PDFIUM:
+        pdf = _open(data, name)
+        try:
+            pages = _page_lines(pdf)
+            outline = _outline(pdf, len(pages))
+            title = _title(pdf) or default_title
+        finally:
+            pdf.close()
     texts = ["\n".join(line.text for line in page) for page in pages]
     if not any(t.strip() for t in texts):
         raise ValidationError(
