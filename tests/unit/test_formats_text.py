@@ -7,13 +7,15 @@ import codecs
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from maxy.errors import ValidationError
 from maxy.ingest import SUPPORTED_EXTENSIONS, parse_file
-from maxy.ingest.formats.code import split_code
+from maxy.ingest.formats.code import LANGUAGES, split_code
 from maxy.ingest.formats.encoding import decode_text
 from maxy.ingest.parse import parse_asciidoc, parse_rst
+
+from tests.hypothesis_profile import examples
 
 # Text as people write it: no control characters but newline and tab, no BOM character, no
 # replacement character (both mean something to the decoder).
@@ -311,18 +313,23 @@ def test_code_splits_at_definitions_keeping_the_text_verbatim(ext: str, tmp_path
     assert "\n\n".join(s.text for s in doc.sections) == source.strip("\n")
 
 
-PY_LINES = st.lists(
+CODE_LINES = st.lists(
     st.sampled_from(
         ["import os", "x = 1", "def f():", "    return 1", "class C:", "    y = 2", "", "# note", "@wrap",
-         "async def g():", "    pass", "  odd indent", "\tdef h(): pass"]
+         "async def g():", "    pass", "  odd indent", "\tdef h(): pass", "func main() {", "func (r *R) Get() {",
+         "fn run() {", "pub struct S {", "impl S {", "#[derive(Debug)]", "}", "// comment", "/** doc */",
+         "export function f() {", "const g = (a) => {", "CREATE TABLE t (", "-- c", "build() {",
+         "int main(void) {", "public class A {", "    public void m() {", "    }", "type T struct {"]
     ),
     max_size=40,
 )  # fmt: skip
 
 
-@given(PY_LINES, st.sampled_from(["python", "javascript", "go", "rust", "c", "shell", "sql", "java"]))
+@settings(max_examples=examples(300))
+@given(CODE_LINES, st.sampled_from(sorted(LANGUAGES)))
 def test_code_splitting_keeps_every_line_once_in_order(lines: list[str], language: str) -> None:
     text = "\n".join(lines)
     pieces = split_code(text, language)
     kept = [line for _, body in pieces for line in body.split("\n") if line.strip()]
     assert kept == [line for line in lines if line.strip()]
+    assert all(body.strip() for _, body in pieces[1:]), "every definition has its text"
