@@ -333,3 +333,11 @@ def test_code_splitting_keeps_every_line_once_in_order(lines: list[str], languag
     kept = [line for _, body in pieces for line in body.split("\n") if line.strip()]
     assert kept == [line for line in lines if line.strip()]
     assert all(body.strip() for _, body in pieces[1:]), "every definition has its text"
+
+
+def test_a_long_data_line_is_not_searched_for_definitions() -> None:
+    data = ", ".join(["0x00"] * 20000)  # one line of an embedded table: scanning it would take minutes
+    source = f"static const unsigned char table[] = {{\n{data}\n}};\n\nint main(void) {{\n    return table[0];\n}}"
+    pieces = split_code(source, "c")
+    assert [heading for heading, _ in pieces] == ["", "main()"]
+    assert data in pieces[0][1]

@@ -131,8 +131,8 @@ def collect_files(
         if p.is_dir():
             folder = p.resolve()
             files, others = _walk(folder)
-            textual = [f for f in others if not looks_binary(f)] if as_text else []
-            for f in sorted(files + textual):
+            textual = {f for f in others if not looks_binary(f)} if as_text else set()
+            for f in sorted([*files, *textual]):
                 take(f, folder)
             skipped.extend(_binary(f) if as_text else _unsupported(f) for f in others if f not in textual)
         elif p.is_file():

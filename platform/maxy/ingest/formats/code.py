@@ -31,37 +31,33 @@ def _kind_name(m: re.Match[str]) -> str:
     return f"{m.group('kind')} {m.group('name')}"
 
 
-def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
-
-
 _JS_RULES: tuple[_Rule, ...] = (
     (
-        _rx(
+        re.compile(
             r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?P<kind>function\*?|class|interface|enum|namespace|module)\s+(?P<name>[\w$.]+)"
         ),
         lambda m: f"{m.group('kind').rstrip('*')} {m.group('name')}",
     ),
-    (_rx(r"^(?:export\s+)?(?:declare\s+)?(?P<kind>type)\s+(?P<name>[\w$]+)\b[^=]*="), _kind_name),
+    (re.compile(r"^(?:export\s+)?(?:declare\s+)?(?P<kind>type)\s+(?P<name>[\w$]+)\b[^=]*="), _kind_name),
     (
-        _rx(
+        re.compile(
             r"^(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)"
         ),
         lambda m: f"function {m.group('name')}",
     ),
-    (_rx(r"^export\s+default\s+(?P<name>function|class)\b"), lambda m: f"export default {m.group('name')}"),
-    (_rx(r"^module\.exports\s*="), lambda m: "module.exports"),
+    (re.compile(r"^export\s+default\s+(?P<name>function|class)\b"), lambda m: f"export default {m.group('name')}"),
+    (re.compile(r"^module\.exports\s*="), lambda m: "module.exports"),
 )
 _C_SKIP = r"(?!(?:if|for|while|switch|return|else|do|case|typedef|using|template)\b)"
 _C_RULES: tuple[_Rule, ...] = (
     (
-        _rx(
+        re.compile(
             r"^(?:typedef\s+)?(?P<kind>struct|union|enum|class|namespace)\s+(?P<name>\w+)\s*(?:final\s*)?(?::[^;{]*)?\{?\s*$"
         ),
         _kind_name,
     ),
     (
-        _rx(r"^" + _C_SKIP + r"[A-Za-z_][\w\s\*&:<>,]*?[\s\*&](?P<name>~?[\w:]+)\s*\([^;]*$"),
+        re.compile(r"^" + _C_SKIP + r"[A-Za-z_][\w\s\*&:<>,]*?[\s\*&](?P<name>~?[\w:]+)\s*\([^;]*$"),
         lambda m: f"{m.group('name')}()",
     ),
 )
@@ -76,11 +72,11 @@ LANGUAGES: dict[str, Language] = {
         "text/x-go",
         (
             (
-                _rx(r"^func\s+\(\s*\w*\s*\*?(?P<recv>\w+)[^)]*\)\s*(?P<name>\w+)"),
+                re.compile(r"^func\s+\(\s*\w*\s*\*?(?P<recv>\w+)[^)]*\)\s*(?P<name>\w+)"),
                 lambda m: f"func ({m.group('recv')}) {m.group('name')}",
             ),
-            (_rx(r"^func\s+(?P<name>\w+)"), lambda m: f"func {m.group('name')}"),
-            (_rx(r"^(?P<kind>type)\s+(?P<name>\w+)"), _kind_name),
+            (re.compile(r"^func\s+(?P<name>\w+)"), lambda m: f"func {m.group('name')}"),
+            (re.compile(r"^(?P<kind>type)\s+(?P<name>\w+)"), _kind_name),
         ),
         ("//", "/*", "*"),
     ),
@@ -88,13 +84,15 @@ LANGUAGES: dict[str, Language] = {
         "text/x-java",
         (
             (
-                _rx(
+                re.compile(
                     r"^(?:    |\t)?" + _JAVA_MODS + r"*(?P<kind>class|interface|enum|record|@interface)\s+(?P<name>\w+)"
                 ),
                 _kind_name,
             ),
             (
-                _rx(r"^(?:    |\t)" + _JAVA_MODS + r"+(?:<[^>]+>\s+)?[\w<>\[\],.? ]+\s+(?P<name>\w+)\s*\([^;]*$"),
+                re.compile(
+                    r"^(?:    |\t)" + _JAVA_MODS + r"+(?:<[^>]+>\s+)?[\w<>\[\],.? ]+\s+(?P<name>\w+)\s*\([^;]*$"
+                ),
                 lambda m: f"{m.group('name')}()",
             ),
         ),
@@ -104,16 +102,16 @@ LANGUAGES: dict[str, Language] = {
         "text/x-rust",
         (
             (
-                _rx(
+                re.compile(
                     r"^(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+\"\w+\")\s+)*(?P<kind>fn|struct|enum|trait|union|mod|type)\s+(?P<name>\w+)"
                 ),
                 _kind_name,
             ),
             (
-                _rx(r"^(?:unsafe\s+)?impl\b(?:\s*<[^>]*>)?\s+(?P<what>[^{]+?)\s*(?:where\b.*)?\{?\s*$"),
+                re.compile(r"^(?:unsafe\s+)?impl\b(?:\s*<[^>]*>)?\s+(?P<what>[^{]+?)\s*(?:where\b.*)?\{?\s*$"),
                 lambda m: f"impl {m.group('what')}",
             ),
-            (_rx(r"^macro_rules!\s*(?P<name>\w+)"), lambda m: f"macro {m.group('name')}"),
+            (re.compile(r"^macro_rules!\s*(?P<name>\w+)"), lambda m: f"macro {m.group('name')}"),
         ),
         ("//", "/*", "*", "#["),
     ),
@@ -122,8 +120,8 @@ LANGUAGES: dict[str, Language] = {
     "shell": Language(
         "text/x-shellscript",
         (
-            (_rx(r"^(?:function\s+)?(?P<name>[\w.:-]+)\s*\(\s*\)\s*\{?"), lambda m: f"{m.group('name')}()"),
-            (_rx(r"^function\s+(?P<name>[\w.:-]+)\s*\{?\s*$"), lambda m: f"{m.group('name')}()"),
+            (re.compile(r"^(?:function\s+)?(?P<name>[\w.:-]+)\s*\(\s*\)\s*\{?"), lambda m: f"{m.group('name')}()"),
+            (re.compile(r"^function\s+(?P<name>[\w.:-]+)\s*\{?\s*$"), lambda m: f"{m.group('name')}()"),
         ),
         ("#",),
     ),
@@ -131,7 +129,7 @@ LANGUAGES: dict[str, Language] = {
         "application/sql",
         (
             (
-                _rx(
+                re.compile(
                     r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:(?:TEMP|TEMPORARY|UNIQUE|UNLOGGED|RECURSIVE)\s+)?"
                     r"(?P<kind>TABLE|VIEW|MATERIALIZED\s+VIEW|FUNCTION|PROCEDURE|INDEX|TRIGGER|TYPE|SCHEMA|SEQUENCE|DOMAIN)\s+"
                     r"(?:IF\s+NOT\s+EXISTS\s+)?(?P<name>[\w.\"`\[\]]+)",
@@ -160,12 +158,15 @@ def _python_starts(text: str, lines: list[str]) -> list[tuple[int, str]] | None:
     return starts
 
 
-_PY_FALLBACK: tuple[_Rule, ...] = ((_rx(r"^(?P<kind>async\s+def|def|class)\s+(?P<name>\w+)"), _kind_name),)
+_MAX_DEFINITION_LINE = 400  # longer lines (data, minified code) are never definitions, and not searched
+_PY_FALLBACK: tuple[_Rule, ...] = ((re.compile(r"^(?P<kind>async\s+def|def|class)\s+(?P<name>\w+)"), _kind_name),)
 
 
 def _rule_starts(lines: list[str], rules: tuple[_Rule, ...]) -> list[tuple[int, str]]:
     starts = []
     for i, line in enumerate(lines):
+        if len(line) > _MAX_DEFINITION_LINE or not line[:1].strip() and not line.startswith(("    ", "\t")):
+            continue  # a definition line is short; and starts at the margin or one level in
         for pattern, heading in rules:
             m = pattern.match(line)
             if m:
