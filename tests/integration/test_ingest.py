@@ -199,11 +199,11 @@ def test_html_drops_script_style_nav_and_splits_on_h1_to_h3():
 
 
 def test_unknown_extension_binary_and_empty_files(tmp_path):
-    pdf = tmp_path / "report.pdf"
-    pdf.write_bytes(b"%PDF-1.4")
+    unknown = tmp_path / "report.xyz"
+    unknown.write_bytes(b"%XYZ-1.4")
     with pytest.raises(ValidationError) as exc:
-        parse_file(pdf)
-    assert str(pdf) in str(exc.value) and "unsupported" in str(exc.value)
+        parse_file(unknown)
+    assert str(unknown) in str(exc.value) and "unsupported" in str(exc.value) and "--as-text" in str(exc.value)
     binary = tmp_path / "data.txt"
     binary.write_bytes(b"abc\x00\x01\x02" * 100)
     with pytest.raises(ValidationError) as exc:
@@ -517,7 +517,7 @@ def test_ingest_paths_walks_folders(db, writer, account, tmp_path):
     write_md(root / "a.md", "A", [("S", "Alpha.")])
     (root / "sub" / "b.txt").write_text("Plain text body.\n")
     (root / "sub" / "c.html").write_text("<title>C</title><p>Html body.</p>")
-    (root / "sub" / "skip.pdf").write_bytes(b"%PDF")
+    (root / "sub" / "skip.xyz").write_bytes(b"%XYZ")
     (root / ".hidden" / "d.md").write_text("hidden")
     (root / "bad.txt").write_bytes(b"\x00\x01binary")
     seen = []
@@ -525,8 +525,8 @@ def test_ingest_paths_walks_folders(db, writer, account, tmp_path):
         [root], writer, progress=lambda done, total, r: seen.append((done, total)), summarizer=EXTRACTIVE
     )
     # the unsupported file is named as skipped, first; hidden folders stay out without a word
-    assert [Path(r.path).name for r in results] == ["skip.pdf", "a.md", "bad.txt", "b.txt", "c.html"]
-    assert results[0].skipped and results[0].reason == "unsupported" and "'.pdf'" in (results[0].note or "")
+    assert [Path(r.path).name for r in results] == ["skip.xyz", "a.md", "bad.txt", "b.txt", "c.html"]
+    assert results[0].skipped and results[0].reason == "unsupported" and "'.xyz'" in (results[0].note or "")
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
     bad = results[2]
     assert bad.error and "binary" in bad.error
@@ -540,7 +540,7 @@ def test_ingest_paths_walks_folders(db, writer, account, tmp_path):
     with pytest.raises(ValidationError):
         ingest_paths([root], writer, attachment_id="x", summarizer=EXTRACTIVE)
     with pytest.raises(ValidationError):
-        ingest_paths([root / "sub" / "skip.pdf"], writer, summarizer=EXTRACTIVE)
+        ingest_paths([root / "sub" / "skip.xyz"], writer, summarizer=EXTRACTIVE)
     one = ingest_paths([root / "sub" / "b.txt"], writer, attachment_id="custom-id", summarizer=EXTRACTIVE)
     assert one[0].attachment_id == "custom-id" and hierarchy(db, account.account_id, "custom-id")["docs"]
 

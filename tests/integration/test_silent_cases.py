@@ -63,19 +63,19 @@ def test_folder_ingest_names_every_unsupported_file(db, account, data_root, tmp_
     folder = tmp_path / "docs"
     folder.mkdir()
     write_doc(folder / "a.md", "A", ("S", "Alpha text."))
-    (folder / "scan.pdf").write_bytes(b"%PDF-1.4")
+    (folder / "scan.xyz").write_bytes(b"%PDF-1.4")
     (folder / "photo.png").write_bytes(b"\x89PNG")
     (folder / ".notes.pdf").write_bytes(b"%PDF")  # hidden: left out, as the docs say
     text = maxy("ingest", str(folder), account=account, data_root=data_root)
     assert text.returncode == 0, text.stderr
     skipped = [ln for ln in text.stderr.splitlines() if ln.startswith("skipped:")]
     assert len(skipped) == 2, text.stderr
-    assert any(str(folder / "scan.pdf") in ln and "'.pdf'" in ln for ln in skipped)
+    assert any(str(folder / "scan.xyz") in ln and "'.xyz'" in ln for ln in skipped)
     assert any(str(folder / "photo.png") in ln and "'.png'" in ln for ln in skipped)
     assert "skipped 2" in text.stdout
     data = json.loads(maxy("ingest", str(folder), "--json", account=account, data_root=data_root).stdout)
     unsupported = sorted(Path(d["path"]).name for d in data["documents"] if d["reason"] == "unsupported")
-    assert unsupported == ["photo.png", "scan.pdf"]
+    assert unsupported == ["photo.png", "scan.xyz"]
     assert count(db, account, "KnowledgeDocument") == 1
 
 

@@ -210,13 +210,18 @@ commands = typer.Typer()  # added to the main app by register()
 @commands.command("ingest")
 @friendly
 def ingest_cmd(
-    paths: list[str] = typer.Argument(..., help="Files or folders (.md .markdown .txt .html .htm)."),
+    paths: list[str] = typer.Argument(
+        ..., help="Files or folders: Markdown, text, HTML, PDF, Word, PowerPoint, reST, AsciiDoc, source code."
+    ),
     attachment_id: str | None = typer.Option(
         None, "--attachment-id", help="The attachmentId for a single file (default: derived from its path)."
     ),
     scope: str | None = typer.Option(None, "--scope", help="public, shared or admin."),
     agents: list[str] | None = typer.Option(None, "--agent", help="Tag the nodes for this agent (repeatable)."),
     force: bool = typer.Option(False, "--force", help="Re-ingest even when the content is unchanged."),
+    as_text: bool = typer.Option(
+        False, "--as-text", help="Read files of other types as plain text (a folder: every one that is text)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
@@ -228,7 +233,7 @@ def ingest_cmd(
     settings = load_settings()
     validated, db, settings = _writer_context(settings)
     try:
-        collected = collect_files(paths)  # validate paths before loading the embedder
+        collected = collect_files(paths, as_text=as_text)  # validate paths before loading the embedder
         caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
         writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
         summarizer = get_summarizer(settings)

@@ -1,4 +1,5 @@
-"""The files an ingest reads: named files and the supported, non-hidden files of named folders.
+"""The files an ingest reads: named files and the supported, non-hidden files of named folders
+(with ``as_text``, every non-hidden file of them that is text).
 
 Folders are walked without following directory symlinks; a file whose real path leaves the
 folder being ingested, or lies in Maxy's own configuration or data folder, is skipped and
@@ -14,7 +15,8 @@ from pathlib import Path
 
 from ..config import config_dir, get_settings
 from ..errors import ValidationError
-from .parse import SUPPORTED_EXTENSIONS
+from .formats.encoding import looks_binary
+from .parse import AS_TEXT_HINT, SUPPORTED_EXTENSIONS, unsupported
 
 
 def _hidden(path: Path, root: Path) -> bool:
@@ -39,6 +41,7 @@ class FileSet:
     files: list[Path]
     skipped: list[SkippedFile]
     relative: dict[Path, str] = field(default_factory=dict)  # a file -> its path inside the folder named
+    as_text: bool = False  # files of a type Maxy does not know are read as plain text
 
     def relative_path(self, f: Path) -> str:
         """Where a file sits inside the folder it was found in (``advanced/timeouts.md``); a file
@@ -79,13 +82,22 @@ def _unsupported(f: Path) -> SkippedFile:
     return SkippedFile(
         f,
         "unsupported",
-        f"{f}: unsupported file type {f.suffix or '(none)'!r} (supported: {', '.join(SUPPORTED_EXTENSIONS)})",
+        f"{f}: unsupported file type {f.suffix or '(none)'!r} (supported: {', '.join(SUPPORTED_EXTENSIONS)}; "
+        f"{AS_TEXT_HINT})",
     )
 
 
-def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | None = None) -> FileSet:
+def _binary(f: Path) -> SkippedFile:
+    return SkippedFile(f, "binary", f"{f}: looks like a binary file, not text (--as-text reads text files only)")
+
+
+def collect_files(
+    paths: Iterable[str | Path], *, protected: Sequence[Path] | None = None, as_text: bool = False
+) -> FileSet:
     """Files to ingest: named files (which must have a supported extension) and every
-    supported, non-hidden file under named folders, sorted, each real file once.
+    supported, non-hidden file under named folders, sorted, each real file once. With
+    ``as_text`` a named file may be of any type, and a folder's files of other types are taken
+    when they are text (a binary one is skipped, ``reason=binary``).
 
     Every file is judged by its real path (symlinks resolved): one that leaves the folder it
     was found in, or lies in a protected folder (default: :func:`protected_folders`), is
@@ -119,16 +131,14 @@ def collect_files(paths: Iterable[str | Path], *, protected: Sequence[Path] | No
         if p.is_dir():
             folder = p.resolve()
             files, others = _walk(folder)
-            for f in files:
+            textual = {f for f in others if not looks_binary(f)} if as_text else set()
+            for f in sorted([*files, *textual]):
                 take(f, folder)
-            skipped.extend(_unsupported(f) for f in others)
+            skipped.extend(_binary(f) if as_text else _unsupported(f) for f in others if f not in textual)
         elif p.is_file():
-            if p.suffix.lower() not in SUPPORTED_EXTENSIONS:
-                raise ValidationError(
-                    str(p),
-                    f"unsupported file type {p.suffix or '(none)'!r}; supported: {', '.join(SUPPORTED_EXTENSIONS)}",
-                )
+            if p.suffix.lower() not in SUPPORTED_EXTENSIONS and not as_text:
+                raise unsupported(p)
             take(p, None)
         else:
             raise ValidationError(str(p), "no such file or folder")
-    return FileSet(found, skipped, relative)
+    return FileSet(found, skipped, relative, as_text)

@@ -537,7 +537,7 @@ def ingest_paths(
             att = attachment_id or attachment_id_for_path(f)
             on_error = failed(f, att, time.perf_counter())
             try:
-                parsed = parse_file(f)
+                parsed = parse_file(f, as_text=collected.as_text)
                 parsed.relative_path = collected.relative_path(f)
                 _submit(writer, queue, [(parsed, att)], opts, partial(_record_first, record, f), on_error)
             except (ValidationError, GraphWriteError) as err:

@@ -181,12 +181,15 @@ class Memory:
         attachment_id: str | None = None,
         scope: str | None = None,
         agents: Sequence[str] | None = None,
+        as_text: bool = False,
     ) -> list[dict[str, Any]]:
-        """What ``memory-ingest`` does: one result per file."""
+        """What ``memory-ingest`` does: one result per file (``as_text``: files of other types
+        are read as plain text)."""
+        from ..ingest.files import collect_files
         from ..ingest.hierarchy import ingest_paths
 
         results = ingest_paths(
-            [str(p) for p in paths],
+            collect_files([str(p) for p in paths], as_text=as_text),
             self._writer(),
             attachment_id=attachment_id,
             scope=scope,

@@ -85,8 +85,9 @@ def _check_paths(paths: object) -> list[str]:
 @tool(
     "memory-ingest",
     description="""
-Ingest files or folders (Markdown, text, HTML) so memory-search finds their passages; each
-document keeps its path relative to the folder. Re-ingesting an unchanged file skips it.
+Ingest files or folders (Markdown, text, HTML, PDF, Word, PowerPoint, reST, AsciiDoc, source
+code) so memory-search finds their passages; each document keeps its path relative to the
+folder. Re-ingesting an unchanged file skips it.
 """,
     title="Ingest documents",
     output=Ingested,
@@ -107,11 +108,15 @@ def memory_ingest(
     ] = None,
     scope: ScopeArg = None,
     agents: AgentsArg = None,
+    asText: Annotated[
+        bool, Field(description="Read files of other types as plain text (binary files are still refused).")
+    ] = False,
 ) -> dict[str, Any]:
+    from maxy.ingest.files import collect_files
     from maxy.ingest.hierarchy import ingest_paths
 
     w = ctx.writer(f"agent:{ctx.plugin or 'memory'}:ingest")
-    files = _check_paths(paths)
+    files = collect_files(_check_paths(paths), as_text=asText)
     results = ingest_paths(files, w, attachment_id=attachmentId, scope=scope, agents=agents, source="mcp")
     return {
         "documents": [r.as_dict() for r in results],
