@@ -81,8 +81,8 @@ class Rules:
         rel = path.relative_to(self.base).as_posix()
         verdict = None
         for line, pattern, source in zip(self.lines, self.patterns, self.sources, strict=True):
-            if pattern.include is None:
-                continue
+            if pattern.include is None or (not is_dir and line.endswith("/")):
+                continue  # a comment, or a folder-only line (``site/``) and a file
             # "docs/**" excludes what is in docs, not docs: "!docs/keep.md" can read a file again
             query = rel + "/" if is_dir and not line.endswith("/**") else rel
             if _matches_itself(pattern, query, len(rel)):
