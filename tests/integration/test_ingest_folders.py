@@ -10,9 +10,11 @@ import os
 import subprocess
 from pathlib import Path
 
+from maxy.ingest.files import SUPPORTED_EXTENSIONS
+
 from tests.cli_inprocess import maxy as run_maxy
 
-SUPPORTED = "supported: .md .markdown .txt .html .htm"
+SUPPORTED = "supported: " + " ".join(SUPPORTED_EXTENSIONS)
 
 
 def maxy(*args: str, account, data_root: Path) -> subprocess.CompletedProcess[str]:
@@ -45,11 +47,11 @@ def test_a_folder_with_nothing_to_ingest_is_an_error_naming_it(db, account, data
 
     images = tmp_path / "images"
     for i in range(12):
-        put(images, f"p{i}.{'png' if i < 9 else 'svg'}", "x")
+        put(images, f"p{i}.{'png' if i < 9 else 'jpg'}", "x")
     proc = maxy("ingest", str(images), account=account, data_root=data_root)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.splitlines() == [
-        "skipped 12 files of unsupported type (.png 9, .svg 3); maxy --verbose ingest lists them",
+        "skipped 12 files of unsupported type (.png 9, .jpg 3); maxy --verbose ingest lists them",
         f"error: no supported file found in {images} (skipped 12: unsupported 12); {SUPPORTED}; "
         "--as-text reads other files as plain text",
     ]

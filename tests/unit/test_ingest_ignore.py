@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from maxy.ingest.files import collect_files
+from maxy.ingest.files import SUPPORTED_EXTENSIONS, collect_files
 from maxy.ingest.ignore import IGNORED_FOLDERS, is_template
 from maxy.ingest.skipsummary import nothing_found, summary_lines
 
@@ -212,7 +212,7 @@ def test_one_summary_line_per_reason(tmp_path: Path) -> None:
     for i in range(9):
         put(tmp_path, f"img/p{i}.png", "x")
     for i in range(3):
-        put(tmp_path, f"img/v{i}.svg", "<svg/>")
+        put(tmp_path, f"img/v{i}.jpg", "x")
     put(tmp_path, "node_modules/x/README.md")
     (tmp_path / ".gitignore").write_text("*.log.md\n")
     put(tmp_path, "a.log.md")
@@ -222,10 +222,10 @@ def test_one_summary_line_per_reason(tmp_path: Path) -> None:
     lines = summary_lines(found.skipped)
     assert lines == [
         "skipped 3 paths excluded by ignore rules (.gitignore 2, node_modules/ 1); maxy --verbose ingest lists them",
-        "skipped 12 files of unsupported type (.png 9, .svg 3); maxy --verbose ingest lists them",
+        "skipped 12 files of unsupported type (.png 9, .jpg 3); maxy --verbose ingest lists them",
         f"skipped: {tmp_path / 'theme' / 'nav.html'}: an HTML template (template tags outside code), not a page",
     ]
-    assert summary_lines(found.skipped, hint=False)[1] == "skipped 12 files of unsupported type (.png 9, .svg 3)"
+    assert summary_lines(found.skipped, hint=False)[1] == "skipped 12 files of unsupported type (.png 9, .jpg 3)"
     assert summary_lines([]) == []
 
 
@@ -233,7 +233,7 @@ def test_nothing_found_names_the_folder_what_was_skipped_and_the_types(tmp_path:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert nothing_found([empty], []) == (
-        f"no supported file found in {empty} (no file in it); supported: .md .markdown .txt .html .htm"
+        f"no supported file found in {empty} (no file in it); supported: {' '.join(SUPPORTED_EXTENSIONS)}"
     )
     put(tmp_path, "imgs/a.png", "x")
     put(tmp_path, "imgs/node_modules/b.md")

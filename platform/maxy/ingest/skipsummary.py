@@ -11,8 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from .files import SkippedFile
-from .parse import SUPPORTED_EXTENSIONS
+from .files import SUPPORTED_EXTENSIONS, SkippedFile  # the types the walk reads
 
 #: reason -> how its summary line names the files
 WHAT = {
