@@ -60,18 +60,28 @@ def _rebased(line: str, prefix: str) -> str | None:
 class Rules:
     """Every ignore line that applies in one folder, rebased onto ``base``, outermost first."""
 
-    def __init__(self, base: Path, lines: tuple[str, ...] = (), sources: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        base: Path,
+        lines: tuple[str, ...] = (),
+        sources: tuple[str, ...] = (),
+        patterns: tuple[GitIgnoreSpecPattern, ...] | None = None,
+    ) -> None:
         self.base = base
         self.lines = lines
         self.sources = sources  # per line: the file it came from (DEFAULTS for the default folders)
-        self.patterns = [GitIgnoreSpecPattern(line) for line in lines]
+        self.patterns = patterns if patterns is not None else tuple(GitIgnoreSpecPattern(line) for line in lines)
 
     def adding(self, folder: Path, lines: list[str], source: str) -> Rules:
         """These rules and then the lines of an ignore file in ``folder``."""
         rel = folder.relative_to(self.base).as_posix()
         prefix = "" if rel == "." else rel + "/"
-        added = [r for r in (_rebased(line, prefix) for line in lines) if r is not None]
-        return Rules(self.base, self.lines + tuple(added), self.sources + (source,) * len(added))
+        added = tuple(r for r in (_rebased(line, prefix) for line in lines) if r is not None)
+        return self.then(Rules(self.base, added, (source,) * len(added)))
+
+    def then(self, later: Rules) -> Rules:
+        """These rules followed by ``later`` (same base), whose lines win."""
+        return Rules(self.base, self.lines + later.lines, self.sources + later.sources, self.patterns + later.patterns)
 
     def excluding(self, path: Path, is_dir: bool) -> str | None:
         """Where the line that excludes ``path`` came from, or None when it is not excluded: as
@@ -128,8 +138,7 @@ def rules_for(root: Path) -> Rules:
                 outer = outer.adding(d, lines, str(f))
         if outer.excluding(root, True) is not None:
             outer = Rules(root)
-    defaults = Rules(outer.base).adding(root, [f"{name}/" for name in IGNORED_FOLDERS], DEFAULTS)
-    return Rules(outer.base, defaults.lines + outer.lines, defaults.sources + outer.sources)
+    return Rules(outer.base).adding(root, [f"{name}/" for name in IGNORED_FOLDERS], DEFAULTS).then(outer)
 
 
 _CODE = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1\s*>", re.S | re.I)
