@@ -12,10 +12,15 @@ from pathlib import Path
 import pytest
 from maxy.accounts import ValidatedAccount, create_account, validate_account
 from maxy.config import Settings, load_settings
+from maxy.logs import configure
 
 from tests import hypothesis_profile  # noqa: F401  (loads the profile MAXY_HYPOTHESIS names)
 from tests.fake_anthropic import FakeAnthropic
 from tests.parallel import exclusive, suite_lock
+
+# The suite is the application: it turns the library's [component] lines on, at LOG_LEVEL or
+# every line, as Maxy's own entry points do (the library alone stays silent).
+configure()
 
 SLOW = {
     line.strip()

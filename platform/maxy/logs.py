@@ -1,6 +1,9 @@
 """One greppable line per operation: ``[component] key=value ...`` on stderr.
 
-Library code never prints to stdout: stdio MCP servers use stdout for JSON-RPC.
+Library code never prints to stdout: stdio MCP servers use stdout for JSON-RPC. As a library
+Maxy follows Python's logging conventions: the ``maxy`` logger has only a ``NullHandler``, so
+an application sees the lines when it configures logging (``logging.basicConfig``) and not
+otherwise; Maxy's own entry points (the command line, the servers) call :func:`configure`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import sys
 from typing import TextIO
 
 _logger = logging.getLogger("maxy")
+_logger.addHandler(logging.NullHandler())  # silent until the application configures logging
 
 
 def _fmt_value(value: object) -> str:
@@ -39,16 +43,12 @@ def format_line(component: str, *words: str, **fields: object) -> str:
 def log_line(component: str, *words: str, level: int = logging.INFO, **fields: object) -> str:
     """Emit and return the line. Keys use ``_`` in Python and ``-`` on the wire (expand_ms -> expand-ms)."""
     line = format_line(component, *words, **fields)
-    _ensure_handler()
     _logger.log(level, line)
     return line
 
 
 def short(identifier: str | None, n: int = 8) -> str:
     return (identifier or "none")[:n]
-
-
-_configured = False
 
 
 class _Stderr(logging.StreamHandler):
@@ -64,23 +64,13 @@ class _Stderr(logging.StreamHandler):
         pass
 
 
-def configure(level: str) -> None:
-    """Set the level of the lines (``LOG_LEVEL``, the command line's --quiet / --verbose)."""
-    _ensure_handler()
-    _logger.setLevel(getattr(logging, level.upper(), logging.INFO))
-
-
-def _ensure_handler() -> None:
-    global _configured
-    if _configured:
-        return
-    _configured = True
-    if not _logger.handlers:
+def configure(level: str | None = None) -> None:
+    """For Maxy's own entry points: the lines on stderr at ``level`` (the command line's
+    --quiet / --verbose), else ``LOG_LEVEL`` (``MAXY_LOG_LEVEL``), else every line."""
+    if not any(isinstance(h, _Stderr) for h in _logger.handlers):
         handler = _Stderr()
         handler.setFormatter(logging.Formatter("%(message)s"))
         _logger.addHandler(handler)
-        _logger.propagate = True
-    if _logger.level == logging.NOTSET:
-        # Outside the command line (the library, a server started by hand): LOG_LEVEL, else every line.
+    if level is None:
         level = os.environ.get("LOG_LEVEL") or os.environ.get("MAXY_LOG_LEVEL") or "INFO"
-        _logger.setLevel(getattr(logging, level.strip().upper(), logging.INFO))
+    _logger.setLevel(getattr(logging, level.strip().upper(), logging.INFO))

@@ -20,21 +20,40 @@ def readme_example() -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
 
 
+def run_python(code: str, data_root, account) -> subprocess.CompletedProcess[str]:
+    env = child_env(data_root, ACCOUNT_ID=account.account_id)
+    for name in ("LOG_LEVEL", "MAXY_LOG_LEVEL"):  # a library reads no logging setting of its own
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=180)
+
+
 def test_the_readme_example_runs_as_written(account, data_root):
     code = readme_example()
     assert len(code.strip().splitlines()) <= 10
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=child_env(data_root, ACCOUNT_ID=account.account_id),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    done = run_python(code, data_root, account)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 3
     assert any("Organization" in line and "Globex Corporation" in line for line in lines)
     assert any("Person" in line and "Ada Lovelace" in line for line in lines)
+    assert done.stderr == "", "a library is silent until the application configures logging"
+
+
+def test_the_library_logs_through_the_applications_logging(account, data_root):
+    """``logging.basicConfig`` is all an application needs: the lines reach its handler by
+    propagation, at its level, in its format, once each."""
+    setup = "import logging\nlogging.basicConfig(level=logging.INFO, format='app: %(name)s %(message)s')\n"
+    done = run_python(setup + readme_example(), data_root, account)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stderr.splitlines()
+    writes = [ln for ln in lines if ln.startswith("app: maxy [graph-write] ")]
+    assert len(writes) >= 5, done.stderr[-2000:]  # five writes, one line or more each
+    assert any(ln.startswith("app: maxy [graph-search:hybrid] ") for ln in lines), done.stderr[-2000:]
+    assert not [ln for ln in lines if ln.startswith("[")], "no second handler of Maxy's own"
+    quiet = run_python(
+        "import logging\nlogging.basicConfig(level=logging.ERROR)\n" + readme_example(), data_root, account
+    )
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr[-2000:]
 
 
 @pytest.fixture()

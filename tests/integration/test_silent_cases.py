@@ -68,11 +68,12 @@ def test_folder_ingest_names_every_unsupported_file(db, account, data_root, tmp_
     (folder / ".notes.pdf").write_bytes(b"%PDF")  # hidden: left out, as the docs say
     text = maxy("ingest", str(folder), account=account, data_root=data_root)
     assert text.returncode == 0, text.stderr
-    skipped = [ln for ln in text.stderr.splitlines() if ln.startswith("skipped:")]
-    assert len(skipped) == 2, text.stderr
-    assert any(str(folder / "scan.xyz") in ln and "'.xyz'" in ln for ln in skipped)
-    assert any(str(folder / "photo.png") in ln and "'.png'" in ln for ln in skipped)
+    skipped = [ln for ln in text.stderr.splitlines() if ln.startswith("skipped")]
+    assert skipped == ["skipped 2 files of unsupported type (.png 1, .xyz 1); maxy --verbose ingest lists them"]
     assert "skipped 2" in text.stdout
+    listed = maxy("--verbose", "ingest", str(folder), account=account, data_root=data_root)
+    for f in (folder / "scan.xyz", folder / "photo.png"):
+        assert f"[ingest] skip reason=unsupported path={f} " in listed.stderr
     data = json.loads(maxy("ingest", str(folder), "--json", account=account, data_root=data_root).stdout)
     unsupported = sorted(Path(d["path"]).name for d in data["documents"] if d["reason"] == "unsupported")
     assert unsupported == ["photo.png", "scan.xyz"]
@@ -92,6 +93,22 @@ def test_search_with_a_bad_agent_slug_is_a_usage_error(account, data_root, searc
     proc = maxy("search", "boiler", "--agent", "Bad Slug!", account=account, data_root=data_root)
     refused(proc, "--agent", "'Bad Slug!'", "lower-case letters", codes=(2,))
     assert "No results" not in proc.stdout
+
+
+def test_a_mistyped_label_is_refused_with_the_closest_labels(account, data_root, searchable):
+    for command in (("search", "boiler"), ("memory", "search", "boiler")):
+        proc = maxy(*command, "--label", "Chunks", account=account, data_root=data_root)
+        line = refused(proc, "--label", "'Chunks'", codes=(2,))
+        assert line == "error: --label: unknown label 'Chunks'; did you mean Chunk?", line
+        assert proc.stdout == ""
+    proc = maxy("search", "boiler", "-l", "chunk", account=account, data_root=data_root)
+    assert refused(proc, codes=(2,)).endswith("did you mean Chunk?")
+    far = refused(maxy("search", "boiler", "-l", "Gadget", account=account, data_root=data_root), codes=(2,))
+    assert "'Gadget'; allowed labels: " in far and "Chunk" in far
+    kept = refused(maxy("search", "boiler", "-l", "MemorySpace", account=account, data_root=data_root), codes=(2,))
+    assert "not searchable: MemorySpace; searchable labels: " in kept and "Chunk" in kept
+    fine = maxy("search", "boiler pressure", "-l", "Chunk", account=account, data_root=data_root)
+    assert fine.returncode == 0 and "boiler" in fine.stdout.lower(), fine.stderr
 
 
 def test_search_fields_no_result_has_is_named(account, data_root, searchable):

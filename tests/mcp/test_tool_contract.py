@@ -211,6 +211,11 @@ BAD_INPUT = [
     ),
     ("memory-write", {"labels": ["Alien"], "properties": {"name": "n"}}, "labels[0]: unknown value 'Alien'; allowed: "),
     (
+        "memory-search",
+        {"query": "x", "labels": ["Chunks"]},
+        "labels[0]: unknown value 'Chunks'; did you mean Chunk? allowed: ",
+    ),
+    (
         "memory-write",
         {
             "labels": ["Note"],

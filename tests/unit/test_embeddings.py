@@ -200,22 +200,25 @@ def test_minilm_bad_tokenizer_path(tmp_path: Path) -> None:
 
 
 def test_library_writes_nothing_to_stdout() -> None:
+    """Nothing on stdout ever; the log line reaches stderr only once the application configures
+    logging."""
     code = (
         "from maxy.embeddings.minilm import MiniLMEmbedder;"
         "v = MiniLMEmbedder().embed(['hello']);"
         "assert len(v[0]) == 384"
     )
     env_path = str(Path(__file__).resolve().parents[2] / "platform")
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": env_path},
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == ""
-    assert "[embed] loaded" in proc.stderr
+    for setup, logged in (("", False), ("import logging; logging.basicConfig(level=logging.INFO);", True)):
+        proc = subprocess.run(
+            [sys.executable, "-c", setup + code],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": env_path},
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == ""
+        assert ("[embed] loaded" in proc.stderr) is logged, proc.stderr
 
 
 # --------------------------------------------------------------------------- bge-small (the default)

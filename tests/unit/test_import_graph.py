@@ -21,8 +21,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "base",
         frozenset(
-            "__init__ errors logs config envcheck identifiers secrets textcheck fsfaults accounts db llm console httpjson "
-            "resources".split()
+            "__init__ errors logs config envcheck spelling identifiers secrets textcheck fsfaults accounts db llm console "
+            "httpjson resources".split()
         ),
     ),
     ("graph", frozenset("graph embeddings neo4j".split())),

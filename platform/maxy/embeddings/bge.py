@@ -34,7 +34,7 @@ from maxy.config import cache_dir
 from maxy.embeddings.base import EmbeddingError
 from maxy.embeddings.files import pin_problem, sha256_file, write_atomic
 from maxy.embeddings.onnx_bert import OnnxBertEmbedder
-from maxy.logs import log_line
+from maxy.logs import configure, log_line
 
 MODEL_NAME = "bge-small-en-v1.5-int8"
 DIMENSIONS = 384
@@ -247,6 +247,7 @@ class BgeSmallEmbedder(OnnxBertEmbedder):
 
 
 def main() -> int:
+    configure()
     try:
         path = ensure_model_files()
     except EmbeddingError as exc:

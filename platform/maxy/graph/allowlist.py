@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ..errors import ValidationError
+from ..spelling import did_you_mean
 
 # Operator-meaningful labels: the entity_search full-text index covers all of them, and each has
 # its own cosine vector index (schema.cypher), named <snake_case>_embedding, so any entity an agent
@@ -264,8 +265,13 @@ _PROPERTY_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
 def check_label(label: object, *, field: str = "labels") -> str:
     if not isinstance(label, str) or label not in ALL_LABELS:
-        raise ValidationError(field, f"unknown label {label!r}; allowed labels: {', '.join(sorted(ALL_LABELS))}")
+        hint = did_you_mean(label, ALL_LABELS) if isinstance(label, str) else ""
+        raise ValidationError(field, f"unknown label {label!r}; {hint or _allowed_labels()}")
     return label
+
+
+def _allowed_labels() -> str:
+    return f"allowed labels: {', '.join(sorted(ALL_LABELS))}"
 
 
 def check_labels(labels: Iterable[object], *, field: str = "labels") -> list[str]:
@@ -283,8 +289,10 @@ def check_labels(labels: Iterable[object], *, field: str = "labels") -> list[str
 
 def check_relationship_type(rel_type: object, *, field: str = "edges.type") -> str:
     if not isinstance(rel_type, str) or rel_type not in RELATIONSHIP_TYPES:
+        hint = did_you_mean(rel_type, RELATIONSHIP_TYPES) if isinstance(rel_type, str) else ""
         raise ValidationError(
-            field, f"unknown relationship type {rel_type!r}; allowed: {', '.join(sorted(RELATIONSHIP_TYPES))}"
+            field,
+            f"unknown relationship type {rel_type!r}; {hint or 'allowed: ' + ', '.join(sorted(RELATIONSHIP_TYPES))}",
         )
     return rel_type
 

@@ -116,7 +116,7 @@ def _written(results: list[Any]) -> list[Any]:
     return [r for r in results if not r.error and not r.skipped]
 
 
-def _emit_ingest_json(results: list[Any], summarizer_name: str) -> None:
+def _emit_ingest_json(results: list[Any], summarizer_name: str, error: str | None = None) -> None:
     from ..console import emit_json
 
     written = _written(results)
@@ -129,8 +129,22 @@ def _emit_ingest_json(results: list[Any], summarizer_name: str) -> None:
             "sections": sum(r.sections for r in written),
             "chunks": sum(r.chunks for r in written),
             "summarizer": summarizer_name,
+            **({"error": error} if error else {}),
         }
     )
+
+
+def _print_skipped(skipped: list[Any]) -> None:
+    """One line per reason (``skipped 12 files of unsupported type (.png 9, .svg 3)``); the
+    files themselves are the ``[ingest] skip`` lines ``maxy --verbose`` shows."""
+    import logging
+
+    from ..console import err
+    from .skipsummary import summary_lines
+
+    listed = logging.getLogger("maxy").isEnabledFor(logging.INFO)  # --verbose: the skip lines are above
+    for line in summary_lines(skipped, hint=not listed):
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_ingest(results: list[Any]) -> None:
@@ -141,8 +155,6 @@ def _print_ingest(results: list[Any]) -> None:
     skipped = [r for r in results if r.skipped]
     refused = [r for r in skipped if r.note]
     written = _written(results)
-    for r in refused:
-        err.print(f"[yellow]skipped:[/yellow] {r.note}", highlight=False, soft_wrap=True)
     if len(results) == 1 and not failed and not refused:
         r = results[0]
         what = f"skipped ({r.reason})" if r.skipped else f"{r.sections} sections, {r.chunks} chunks"
@@ -222,18 +234,28 @@ def ingest_cmd(
     as_text: bool = typer.Option(
         False, "--as-text", help="Read files of other types as plain text (a folder: every one that is text)."
     ),
+    no_ignore: bool = typer.Option(
+        False,
+        "--no-ignore",
+        help="In folders, read what .gitignore/.maxyignore and the default build and vendor folders exclude, "
+        "and HTML templates.",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
-    """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies."""
+    """Ingest documents as KnowledgeDocument -> Section -> Chunk hierarchies. Exits 1 when a
+    file failed or when the paths hold no file to ingest."""
+    from ..console import fail
     from ..graph.guards import Caller
     from ..graph.write import GraphWriter
     from .files import collect_files
+    from .skipsummary import nothing_found
     from .summarize import get_summarizer
 
     settings = load_settings()
     validated, db, settings = _writer_context(settings)
     try:
-        collected = collect_files(paths, as_text=as_text)  # validate paths before loading the embedder
+        # validate paths before loading the embedder
+        collected = collect_files(paths, ignore=not no_ignore, as_text=as_text)
         caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
         writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
         summarizer = get_summarizer(settings)
@@ -247,10 +269,17 @@ def ingest_cmd(
         results = _ingest_collected(collected, writer, kwargs)
     finally:
         db.close()
+    nothing = (
+        None if collected.files else nothing_found(collected.folders or [Path(p) for p in paths], collected.skipped)
+    )
     if json_out:
-        _emit_ingest_json(results, summarizer.name)
+        _emit_ingest_json(results, summarizer.name, error=nothing)
     else:
-        _print_ingest(results)
+        _print_skipped(collected.skipped)
+        if not nothing:
+            _print_ingest(results)
+    if nothing:
+        fail(nothing)
     if any(r.error for r in results):
         raise typer.Exit(1)
 

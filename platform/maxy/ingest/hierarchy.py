@@ -53,7 +53,8 @@ class IngestResult:
     sections: int = 0
     chunks: int = 0
     skipped: bool = False
-    # skipped: "unchanged" | "empty" | "outside-folder" | "protected-folder" | "unsupported"; failed: "error"
+    # skipped: "unchanged" | "empty" | "outside-folder" | "protected-folder" | "unsupported" | "ignored" |
+    # "template"; failed: "error"
     reason: str | None = None
     error: str | None = None
     note: str | None = None  # why a file was skipped, for people
@@ -506,7 +507,7 @@ def ingest_paths(
         log_line(
             "ingest",
             "skip",
-            level=logging.INFO if skip.reason == "unsupported" else logging.WARNING,
+            level=skip.level,
             reason=skip.reason,
             path=str(skip.path),
             accountId=short(writer.account.account_id),

@@ -401,6 +401,9 @@ def register(app: typer.Typer) -> None:
 
 def main() -> None:
     """``python -m maxy.mcp.cli``: these commands alone (before ``maxy.cli`` discovers them)."""
+    from ..logs import configure
+
+    configure()  # LOG_LEVEL, else every line, as `maxy mcp serve` logs
     app = typer.Typer(no_args_is_help=True, add_completion=False, help="Maxy MCP commands.")
     register(app)
     app()

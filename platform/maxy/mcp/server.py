@@ -59,6 +59,7 @@ from ..logs import log_line, short
 from ..plugins.api import PINNED_ARGUMENTS, ROLES, Rendered, Role, ToolContext, ToolError, ToolSpec, title_of
 from ..plugins.discovery import LoadedPlugin, PluginPrompt, PluginTool
 from ..plugins.manifest import EAGER_META_KEY
+from ..spelling import did_you_mean
 from ..textcheck import check_clean, printable
 from .audit import ToolCallRecord, record_tool_call
 from .audit_retention import finish_prunes
@@ -199,7 +200,8 @@ def _reason(e: Mapping[str, Any], field: Mapping[str, Any]) -> str:
     kind, ctx, value = e.get("type"), e.get("ctx") or {}, e.get("input")
     if kind == "literal_error":
         allowed = [v.strip("'") for v in re.split(r", | or ", str(ctx.get("expected", "")))]  # "'a', 'b' or 'c'"
-        return f"unknown value {value!r}; allowed: {', '.join(allowed)}"
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        return f"unknown value {value!r}; {hint + ' ' if hint else ''}allowed: {', '.join(allowed)}"
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         field = next((b for b in field.get("anyOf", [field]) if "minimum" in b or "maximum" in b), field)
         low, high = field.get("minimum"), field.get("maximum")

@@ -78,7 +78,8 @@ def _labels(value: object) -> tuple[str, ...] | None:
     labels = tuple(check_labels(value, field="labels"))  # type: ignore[arg-type]
     outside = [lab for lab in labels if lab not in SEARCHABLE_LABELS]
     if outside:
-        raise ValidationError("labels", f"not searchable: {', '.join(outside)}")
+        searchable = ", ".join(sorted(SEARCHABLE_LABELS))
+        raise ValidationError("labels", f"not searchable: {', '.join(outside)}; searchable labels: {searchable}")
     return labels
 
 

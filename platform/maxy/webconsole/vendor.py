@@ -27,7 +27,7 @@ from pathlib import Path
 
 from maxy.embeddings.files import pin_problem, sha256_file, write_atomic
 from maxy.errors import MaxyError
-from maxy.logs import log_line
+from maxy.logs import configure, log_line
 
 PACKAGE = "cytoscape"
 VERSION = "3.34.4"
@@ -208,6 +208,7 @@ def fetch_graph_library(static: Path | None = None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     """Fetch the library. With ``--optional`` a failure is a warning and the exit status 0
     (the installer's mode: the console then shows its graph as a table)."""
+    configure()
     args = sys.argv[1:] if argv is None else argv
     optional = "--optional" in args
     try:

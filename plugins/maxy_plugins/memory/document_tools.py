@@ -32,7 +32,9 @@ class IngestedDocument(ToolOutput):
     sections: int
     chunks: int
     skipped: bool = Field(description="True when the file was left alone (see reason).")
-    reason: str | None = Field(description="unchanged | empty | outside-folder | protected-folder | error.")
+    reason: str | None = Field(
+        description="unchanged | empty | outside-folder | protected-folder | unsupported | ignored | template | error."
+    )
     error: str | None
     note: str | None = Field(description="Why a file was skipped, in words.")
     contentHash: str | None
