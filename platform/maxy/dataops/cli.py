@@ -28,27 +28,39 @@ def _unpinned(settings: Any, what: str) -> None:
 
 
 def _live_account(data_root: Path, account: str) -> str:
-    """A live account's canonical id; a one-line refusal for a deleted or unknown one."""
+    """A live account's canonical id, by name or id; a one-line refusal for a deleted or unknown one."""
+    from ..accounts import account_option
     from ..errors import AccountError
-    from . import account_files
-    from .deletion import unknown_account
 
-    account_id = account_files.canonical_id(account, field="--account")
-    if (account_files.live_folder(data_root, account_id) / account_files.ACCOUNT_FILE).is_file():
-        return account_id
-    if account_files.deleted_at(data_root, account_id) is not None:
+    account_id = _deleted_id(data_root, account)
+    if account_id is not None:
         raise AccountError("deleted", f"account {account_id} is deleted: there is nothing left to export")
-    raise unknown_account(account_id)
+    return account_option(data_root, account).account_id
+
+
+def _deleted_id(data_root: Path, value: str) -> str | None:
+    """The id ``value`` spells when it is a deleted account's (and no live one's), else None."""
+    from . import account_files
+
+    try:
+        account_id = account_files.canonical_id(value)
+    except ValueError:
+        return None
+    live = (account_files.live_folder(data_root, account_id) / account_files.ACCOUNT_FILE).is_file()
+    return account_id if not live and account_files.deleted_at(data_root, account_id) is not None else None
 
 
 def account_delete(
-    account_id: str = typer.Argument(..., metavar="ID", help="The account's id (`maxy account list`)."),
+    account: str = typer.Argument(
+        ..., metavar="NAME_OR_ID", help="The account's name or id (`maxy account list`); a deleted one by its id."
+    ),
     purge_now: bool = typer.Option(False, "--purge", help="Hard-delete at once instead of after the grace period."),
     yes: bool = typer.Option(False, "--yes", help="Confirm --purge."),
     force: bool = typer.Option(False, "--force", help="Delete even the active account (ACCOUNT_ID)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Delete an account: hidden at once, its graph and files purged after the grace period."""
+    from ..accounts import account_option, account_ref, ref_label
     from ..config import load_settings
     from ..console import emit_json, out
     from ..db import Database
@@ -56,6 +68,12 @@ def account_delete(
 
     settings = load_settings()
     _unpinned(settings, "maxy account delete")
+    # a live account by name or id; a deleted one (to delete again, or purge now) by its id
+    account_id = (
+        _deleted_id(settings.data_root, account) or account_option(settings.data_root, account, "NAME_OR_ID").account_id
+    )
+    ref = account_ref(settings.data_root, account_id)  # read before its folder moves aside
+    where = ref_label(ref)
     with Database(settings) as db:
         result = delete_account(
             db,
@@ -67,19 +85,18 @@ def account_delete(
             confirmed=yes,
         )
     if json_out:
-        emit_json(result.as_dict())
+        emit_json(dict(result.as_dict(), account=ref))
     elif result.purged:
-        out.print(f"deleted account {result.accountId}: {result.purgedNodes} node(s) purged", highlight=False)
+        out.print(f"deleted {where}: {result.purgedNodes} node(s) purged", highlight=False)
     elif result.alreadyDeleted:
         out.print(
-            f"account {result.accountId} was already deleted at {result.deletedAt}; `maxy account purge` removes it "
+            f"{where} was already deleted at {result.deletedAt}; `maxy account purge` removes it "
             "after the grace period (or --purge --yes now)",
             highlight=False,
         )
     else:
         out.print(
-            f"deleted account {result.accountId}: {result.stamped} node(s) hidden; `maxy account purge` removes them "
-            "after the grace period",
+            f"deleted {where}: {result.stamped} node(s) hidden; `maxy account purge` removes them after the grace period",
             highlight=False,
         )
 

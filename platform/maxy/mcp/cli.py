@@ -259,7 +259,7 @@ def key_create(
     role: str = typer.Option(..., "--role", callback=_role, help="admin or public."),
     agent: str | None = typer.Option(None, "--agent", help="Agent slug the key is pinned to (required for public)."),
     scopes: str | None = typer.Option(None, "--scopes", help="Pinned scopes; public keys default to public."),
-    account: str | None = typer.Option(None, "--account", help="Account id (default: ACCOUNT_ID)."),
+    account: str | None = typer.Option(None, "--account", help="The account, by name or id (default: ACCOUNT_ID)."),
     task_role: str | None = typer.Option(
         None, "--task-role", callback=_task_role, help="The task store's role of the key's calls (admin keys only)."
     ),
@@ -270,28 +270,23 @@ def key_create(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
+    from ..accounts import account_option
     from ..config import load_settings
-    from ..errors import AccountError, ValidationError
     from ..serving.keys import create_api_key
     from .profiles import check_profiles
 
     settings = load_settings()
     profiles = check_profiles(profile, _plugins(None, None)) if profile else None
-    try:
-        key, record = create_api_key(
-            settings.data_root,
-            account or settings.ACCOUNT_ID or "",
-            role=role,  # type: ignore[arg-type]
-            agent_slug=agent,
-            scopes=_scopes(scopes),
-            task_role=task_role,
-            member_id=member_id,
-            profiles=profiles,
-        )
-    except AccountError as err:
-        if not account:
-            raise
-        raise ValidationError("--account", str(err).removeprefix("ACCOUNT_ID=")) from None
+    key, record = create_api_key(
+        settings.data_root,
+        account_option(settings.data_root, account).account_id if account else settings.ACCOUNT_ID or "",
+        role=role,  # type: ignore[arg-type]
+        agent_slug=agent,
+        scopes=_scopes(scopes),
+        task_role=task_role,
+        member_id=member_id,
+        profiles=profiles,
+    )
     if json_out:
         sys.stdout.write(json.dumps(dict(record.as_dict(), key=key), indent=2) + "\n")
     else:
