@@ -39,6 +39,14 @@ class ValidatedAccount:
     account_id: str
     data_root: Path
 
+    def ref(self) -> dict[str, str]:
+        """``{"id", "name"}``: the account a command wrote to, for its --json."""
+        return account_ref(self.data_root, self.account_id)
+
+    def label(self) -> str:
+        """``account docs (3f2a1b2c)``: the account a command wrote to, for its summary line."""
+        return ref_label(self.ref())
+
 
 def accounts_dir(data_root: Path) -> Path:
     return Path(data_root) / "accounts"

@@ -56,6 +56,16 @@ def deleted_at(data_root: Path, account_id: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def deleted_name(data_root: Path, account_id: str) -> str:
+    """The name a deleted account had ("" when its account.json cannot be read)."""
+    try:
+        data = json.loads((deleted_folder(data_root, account_id) / ACCOUNT_FILE).read_text())
+    except (OSError, ValueError):
+        return ""
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else ""
+
+
 def deleted_accounts(data_root: Path) -> dict[str, str]:
     """Every deleted account with its deletedAt."""
     root = accounts_dir(data_root) / DELETED_DIR

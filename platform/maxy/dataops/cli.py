@@ -64,6 +64,7 @@ def account_delete(
     from ..config import load_settings
     from ..console import emit_json, out
     from ..db import Database
+    from . import account_files
     from .deletion import delete_account
 
     settings = load_settings()
@@ -73,6 +74,7 @@ def account_delete(
         _deleted_id(settings.data_root, account) or account_option(settings.data_root, account, "NAME_OR_ID").account_id
     )
     ref = account_ref(settings.data_root, account_id)  # read before its folder moves aside
+    ref["name"] = ref["name"] or account_files.deleted_name(settings.data_root, account_id)
     where = ref_label(ref)
     with Database(settings) as db:
         result = delete_account(
@@ -108,25 +110,32 @@ def account_purge(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Hard-delete the graph and files of accounts deleted longer ago than the grace period."""
+    from ..accounts import ref_label
     from ..config import load_settings
     from ..console import emit_json, out
     from ..db import Database
     from ..errors import ValidationError
+    from . import account_files
     from .deletion import purge_deleted_accounts
 
     if grace_days == 0 and not (yes or dry_run):
         raise ValidationError("--grace-days", "0 purges every deleted account at once: add --yes (or --dry-run)")
     settings = load_settings()
+    # the names, read before the purge removes the folders that hold them
+    names = {
+        a: account_files.deleted_name(settings.data_root, a) for a in account_files.deleted_accounts(settings.data_root)
+    }
     with Database(settings) as db:
         done = purge_deleted_accounts(db, settings.data_root, grace_days, dry_run=dry_run)
+    refs = [{"id": a, "name": names.get(a, "")} for a in done]
     verb = "would purge" if dry_run else "purged"
     if json_out:
-        emit_json({"graceDays": grace_days, "dryRun": dry_run, "purged": done})
+        emit_json({"graceDays": grace_days, "dryRun": dry_run, "purged": done, "accounts": refs})
     elif not done:
         out.print(f"no deleted account is past its grace period ({grace_days:g} days)", highlight=False)
     else:
-        for account_id, nodes in done.items():
-            out.print(f"{verb} account {account_id}: {nodes} node(s)", highlight=False)
+        for ref in refs:
+            out.print(f"{verb} {ref_label(ref)}: {done[ref['id']]} node(s)", highlight=False)
 
 
 def export_cmd(
@@ -157,6 +166,7 @@ def import_cmd(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Import an account from `maxy export` output into its (new, deleted or empty) account id."""
+    from ..accounts import account_ref, ref_label
     from ..config import load_settings
     from ..console import emit_json, out
     from ..db import Database
@@ -178,11 +188,12 @@ def import_cmd(
         result = import_account(
             db, settings.data_root, file, replace=replace, reembed=reembed, embedder=embedder, plan=plan
         )
+    ref = account_ref(settings.data_root, result.accountId)
     if json_out:
-        emit_json(result.as_dict())
+        emit_json(dict(result.as_dict(), account=ref))
     else:
         out.print(
-            f"imported account {result.accountId}: {result.nodes} node(s), {result.relationships} "
+            f"imported {ref_label(ref)}: {result.nodes} node(s), {result.relationships} "
             f"relationship(s); vectors {result.vectors}",
             highlight=False,
         )

@@ -270,7 +270,7 @@ def key_create(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
-    from ..accounts import account_option
+    from ..accounts import account_option, account_ref, ref_label
     from ..config import load_settings
     from ..serving.keys import create_api_key
     from .profiles import check_profiles
@@ -287,8 +287,9 @@ def key_create(
         member_id=member_id,
         profiles=profiles,
     )
+    ref = account_ref(settings.data_root, record.account_id)
     if json_out:
-        sys.stdout.write(json.dumps(dict(record.as_dict(), key=key), indent=2) + "\n")
+        sys.stdout.write(json.dumps(dict(record.as_dict(), key=key, account=ref), indent=2) + "\n")
     else:
         sys.stdout.write(key + "\n")
         sys.stderr.write(
@@ -296,7 +297,7 @@ def key_create(
             f"scopes {_view(record.as_dict())}, task role {record.task_role or '-'}, "
             f"member {record.member_id or '-'}, "
             f"tools {','.join(record.profiles) if record.profiles else 'the server default'}, "
-            f"account {record.account_id} "
+            f"{ref_label(ref)} "
             "(shown once; send it as Authorization: Bearer <key>, or as the x-api-key header)\n"
         )
         if not record.holds_view:

@@ -75,7 +75,7 @@ def _host_commands(host_app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Serve this account's sites folder to requests for HOST."""
-        from ..accounts import account_option, validate_account_id_env
+        from ..accounts import account_option, account_ref, ref_label, validate_account_id_env
         from .hosts import add_host, check_host
 
         settings = _settings()
@@ -85,10 +85,11 @@ def _host_commands(host_app: typer.Typer) -> None:
         else:
             account_id = account_option(settings.data_root, account).account_id
         name = add_host(settings.data_root, host, account_id)
+        ref = account_ref(settings.data_root, account_id)
         if json_out:
-            emit_json({"host": name, "accountId": account_id})
+            emit_json({"host": name, "accountId": account_id, "account": ref})
         else:
-            err.print(f"{name} serves the sites of account {account_id}", markup=False, highlight=False)
+            err.print(f"{name} serves the sites of {ref_label(ref)}", markup=False, highlight=False)
 
     @host_app.command("remove")
     @friendly
