@@ -365,10 +365,10 @@ def account_use(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Make an account the default: record its id as ACCOUNT_ID in the config .env."""
-    from .accounts import label, resolve_account
+    from .accounts import account_option, label
 
     settings = load_settings()
-    chosen = resolve_account(settings.data_root, account, field="NAME_OR_ID")
+    chosen = account_option(settings.data_root, account, "NAME_OR_ID")
     path = write_env_values({"ACCOUNT_ID": chosen.account_id})
     if "ACCOUNT_ID" in os.environ and os.environ["ACCOUNT_ID"].strip() != chosen.account_id:
         err.print(
