@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
@@ -165,7 +166,8 @@ def _print_status(settings: Any, json_out: bool) -> None:
         if disk.get("text"):  # what its database takes on disk, by the memory that serves each part
             out.print(f"disk      {disk['text']}", highlight=False)
         out.print(f"embedder  {ok if emb['ok'] else bad}  {emb.get('name', emb['model'])} dims={emb.get('dimensions')}")
-        out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}")
+        named = f" ({escape(acct['name'])})" if acct.get("name") else ""
+        out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}{named}")
         troubled = [idx for idx in report["indexes"] if idx["state"] != "ONLINE"]  # every index: --json
         if troubled:
             table = Table("index", "type", "state", "labels", "dims")
@@ -348,7 +350,9 @@ def account_create(
         if became_default
         else f"use it with --account {pick}, ACCOUNT_ID={pick}, or make it the default with `maxy account use {pick}`"
     )
-    out.print(f"created account {label(account)} at {account.path}; {how}", highlight=False, soft_wrap=True)
+    out.print(
+        f"created account {label(account)} at {account.path}; {how}", markup=False, highlight=False, soft_wrap=True
+    )
 
 
 def _quoted(name: str) -> str:
@@ -380,7 +384,7 @@ def account_use(
     if json_out:
         emit_json({"account": {"id": chosen.account_id, "name": chosen.name}, "envFile": str(path)})
     else:
-        out.print(f"default account: {label(chosen)}", highlight=False)
+        out.print(f"default account: {label(chosen)}", markup=False, highlight=False)
 
 
 @account_app.command("list")
@@ -401,7 +405,12 @@ def account_list(json_out: bool = typer.Option(False, "--json")) -> None:
     for a in sorted(accounts, key=lambda a: (a.name.casefold(), a.created_at)):
         mark = "*" if a.account_id == settings.ACCOUNT_ID else " "
         shared = "  (name shared: use the id)" if len(named(accounts, a.name)) > 1 else ""
-        out.print(f"{mark} {a.name:<{width}}  {a.account_id}  {a.created_at}{shared}", highlight=False, soft_wrap=True)
+        out.print(
+            f"{mark} {a.name:<{width}}  {a.account_id}  {a.created_at}{shared}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @account_app.command("validate")
@@ -418,7 +427,7 @@ def account_validate() -> None:
         raise typer.Exit(1) from None
     found = read_account(settings.data_root, validated.account_id)
     name = f" {found.name!r}" if found else ""
-    out.print(f"ACCOUNT_ID matches account{name} ({validated.account_id}) on disk", highlight=False)
+    out.print(f"ACCOUNT_ID matches account{name} ({validated.account_id}) on disk", markup=False, highlight=False)
 
 
 @app.command("config-dir")

@@ -44,6 +44,7 @@ def import_(
         out.print(
             f"imported {summary['messages']} message(s) in {summary['conversations']} conversation(s) into "
             f"{account.label()}, {summary['embedded']} embedded ({summary['ms']} ms)",
+            markup=False,
             highlight=False,
         )
 

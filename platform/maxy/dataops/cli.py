@@ -94,11 +94,13 @@ def account_delete(
         out.print(
             f"{where} was already deleted at {result.deletedAt}; `maxy account purge` removes it "
             "after the grace period (or --purge --yes now)",
+            markup=False,
             highlight=False,
         )
     else:
         out.print(
             f"deleted {where}: {result.stamped} node(s) hidden; `maxy account purge` removes them after the grace period",
+            markup=False,
             highlight=False,
         )
 
@@ -135,7 +137,7 @@ def account_purge(
         out.print(f"no deleted account is past its grace period ({grace_days:g} days)", highlight=False)
     else:
         for ref in refs:
-            out.print(f"{verb} {ref_label(ref)}: {done[ref['id']]} node(s)", highlight=False)
+            out.print(f"{verb} {ref_label(ref)}: {done[ref['id']]} node(s)", markup=False, highlight=False)
 
 
 def export_cmd(
@@ -195,6 +197,7 @@ def import_cmd(
         out.print(
             f"imported {ref_label(ref)}: {result.nodes} node(s), {result.relationships} "
             f"relationship(s); vectors {result.vectors}",
+            markup=False,
             highlight=False,
         )
 

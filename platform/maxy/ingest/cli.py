@@ -147,11 +147,12 @@ def _print_ingest(results: list[Any], account: Any) -> None:
     if len(results) == 1 and not failed and not refused:
         r = results[0]
         what = f"skipped ({r.reason})" if r.skipped else f"{r.sections} sections, {r.chunks} chunks"
-        out.print(f"{r.path}: {r.attachment_id}: {what} in {account.label()}", highlight=False)
+        out.print(f"{r.path}: {r.attachment_id}: {what} in {account.label()}", markup=False, highlight=False)
     else:
         out.print(
             f"ingested {len(written)} document(s) into {account.label()}: {sum(r.sections for r in written)} "
             f"sections, {sum(r.chunks for r in written)} chunks; skipped {len(skipped)}, failed {len(failed)}",
+            markup=False,
             highlight=False,
         )
     for r in written:
@@ -174,10 +175,14 @@ def _print_purged(counts: dict[str, int], grace_days: float, json_out: bool, acc
     if json_out:
         emit_json({"graceDays": grace_days, "deleted": counts, "total": sum(counts.values()), "account": account.ref()})
     elif not counts:
-        out.print(f"nothing to purge in {account.label()} (grace period {grace_days:g} days)", highlight=False)
+        out.print(
+            f"nothing to purge in {account.label()} (grace period {grace_days:g} days)", markup=False, highlight=False
+        )
     else:
         detail = ", ".join(f"{label} {n}" for label, n in counts.items())
-        out.print(f"purged {sum(counts.values())} node(s) from {account.label()}: {detail}", highlight=False)
+        out.print(
+            f"purged {sum(counts.values())} node(s) from {account.label()}: {detail}", markup=False, highlight=False
+        )
 
 
 def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool, account: Any) -> None:
@@ -197,10 +202,14 @@ def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool, a
         )
         return
     if not counts:
-        out.print(f"nothing to purge in {account.label()} (grace period {grace_days:g} days)", highlight=False)
+        out.print(
+            f"nothing to purge in {account.label()} (grace period {grace_days:g} days)", markup=False, highlight=False
+        )
         return
     detail = ", ".join(f"{label} {n}" for label, n in counts.items())
-    out.print(f"would purge {sum(counts.values())} node(s) from {account.label()}: {detail}", highlight=False)
+    out.print(
+        f"would purge {sum(counts.values())} node(s) from {account.label()}: {detail}", markup=False, highlight=False
+    )
     for doc in preview["documents"]:
         out.print(f"  {doc['attachmentId']}  {doc['title'] or ''}  (deleted {doc['deletedAt']})", highlight=False)
 
@@ -273,10 +282,11 @@ def delete_cmd(
     elif stamped:
         out.print(
             f"soft-deleted {attachment} in {validated.label()}: {stamped} node(s); purged after the grace period",
+            markup=False,
             highlight=False,
         )
     else:
-        out.print(f"{attachment} was already deleted in {validated.label()}", highlight=False)
+        out.print(f"{attachment} was already deleted in {validated.label()}", markup=False, highlight=False)
 
 
 @commands.command("purge")

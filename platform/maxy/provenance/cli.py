@@ -115,6 +115,7 @@ def prune_cmd(
     out.print(
         f"{verb} {result['toolCalls']} ToolCall(s) of {ref_label(ref)} older than {result['olderThan']} "
         f"(created before {result['cutoff']}) and {result['relationships']} relationship(s)",
+        markup=False,
         highlight=False,
     )
 

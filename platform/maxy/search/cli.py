@@ -20,7 +20,8 @@ def _report_reindex(summary: dict[str, Any], model: str, json_out: bool, account
         out.print(
             f"reindexed {summary['embedded']} node(s) in {account.label()}, {summary['failed']} failed, "
             f"{summary['remaining']} still without embedding ({summary['ms']} ms)"
-            + (f", re-chunked {summary['rechunked']} document(s)" if summary.get("rechunked") else "")
+            + (f", re-chunked {summary['rechunked']} document(s)" if summary.get("rechunked") else ""),
+            markup=False,
         )
         for doc in summary.get("sizeOnlyLeft", []):
             err.print(
