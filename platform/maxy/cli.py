@@ -370,10 +370,12 @@ def account_use(
 ) -> None:
     """Make an account the default: record its id as ACCOUNT_ID in the config .env."""
     from .accounts import account_option, label
+    from .logs import log_line, short
 
     settings = load_settings()
     chosen = account_option(settings.data_root, account, "NAME_OR_ID")
     path = write_env_values({"ACCOUNT_ID": chosen.account_id})
+    log_line("account", op="use", accountId=short(chosen.account_id), env_file=path)
     if "ACCOUNT_ID" in os.environ and os.environ["ACCOUNT_ID"].strip() != chosen.account_id:
         err.print(
             f"[yellow]warning:[/yellow] ACCOUNT_ID={os.environ['ACCOUNT_ID']} is set in the environment and "
