@@ -114,7 +114,7 @@ def setup(
         validate_account(settings.data_root, settings.ACCOUNT_ID)
     elif not (own := [a for a in list_accounts(settings.data_root) if a.name != DEMO_ACCOUNT]):
         account = create_account(settings.data_root, "default")  # the demo's account is never the user's
-        err.print(f"account: created {account.account_id}")
+        err.print(f"account: created {account.name} ({account.account_id}), the default")
         write_env_values({"ACCOUNT_ID": account.account_id})
     elif not settings.ACCOUNT_ID:
         write_env_values({"ACCOUNT_ID": own[0].account_id})

@@ -194,3 +194,20 @@ def test_the_stdio_server_takes_a_name_in_account_id(db, account, data_root: Pat
     assert count(db, account.account_id, "Note") == before + 1
     log = (tmp_path / "server.log").read_text()
     assert f"[graph-health] account-id-env present=true id={account.account_id[:8]}" in log
+
+
+def test_an_import_that_brings_back_a_taken_name_warns(db, data_root: Path, tmp_path: Path) -> None:
+    old = create_account(data_root, "docs")
+    env = child_env(data_root, MAXY_LOG_LEVEL="WARNING")
+    exported = maxy(["export", "--account", "docs"], env)
+    assert exported.returncode == 0, exported.stderr
+    (tmp_path / "docs.jsonl").write_text(exported.stdout)
+    assert maxy(["account", "delete", "docs", "--purge", "--yes"], env).returncode == 0
+    new = create_account(data_root, "docs")  # the name is free again
+    imported = maxy(["import", str(tmp_path / "docs.jsonl")], env)
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.startswith(f"imported account docs ({old.account_id[:8]}): 0 node(s)")
+    assert imported.stderr == (
+        f"warning: another account is named 'docs' ({new.account_id}): pick these accounts by id, "
+        "or rename one in its account.json\n"
+    )

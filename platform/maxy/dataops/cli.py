@@ -168,9 +168,9 @@ def import_cmd(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Import an account from `maxy export` output into its (new, deleted or empty) account id."""
-    from ..accounts import account_ref, ref_label
+    from ..accounts import account_ref, ref_label, same_name
     from ..config import load_settings
-    from ..console import emit_json, out
+    from ..console import emit_json, err, out
     from ..db import Database
     from .importing import check_file, import_account
 
@@ -191,6 +191,15 @@ def import_cmd(
             db, settings.data_root, file, replace=replace, reembed=reembed, embedder=embedder, plan=plan
         )
     ref = account_ref(settings.data_root, result.accountId)
+    namesakes = [a.account_id for a in same_name(settings.data_root, ref["name"]) if a.account_id != result.accountId]
+    if ref["name"] and namesakes:
+        err.print(
+            f"warning: another account is named {ref['name']!r} ({', '.join(namesakes)}): "
+            "pick these accounts by id, or rename one in its account.json",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     if json_out:
         emit_json(dict(result.as_dict(), account=ref))
     else:
