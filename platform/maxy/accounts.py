@@ -253,8 +253,8 @@ def resolve_account(data_root: Path, value: str | None, *, field: str = "ACCOUNT
     if not value or not value.strip():
         raise AccountError(
             "missing",
-            f"{field} is not set: run `maxy account create` (it records the id in the config .env) "
-            f"or set {field} to a name or id listed by `maxy account list`",
+            f"{field} is not set: run `maxy account create` (it records the id in the config .env), "
+            f"`maxy account use NAME`, or set {field} to a name or id listed by `maxy account list`",
         )
     value = value.strip()
     shown = f"{field}={value}"
@@ -306,7 +306,7 @@ def validate_account(data_root: Path, account_id: str | None, *, field: str = "A
 
 def account_option(data_root: Path, value: str, flag: str = "--account") -> Account:
     """The account a command-line option names (a name or an id): a bad value is refused as
-    that option's error (exit 2), e.g. ``--account: 'docs' is the name of 2 accounts ...``."""
+    that option's error (exit 2), e.g. ``--account: docs: 2 accounts are named 'docs' (...)``."""
     try:
         return resolve_account(data_root, value, field=flag)
     except AccountError as err:
