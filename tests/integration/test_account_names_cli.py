@@ -211,3 +211,83 @@ def test_an_import_that_brings_back_a_taken_name_warns(db, data_root: Path, tmp_
         f"warning: another account is named 'docs' ({new.account_id}): pick these accounts by id, "
         "or rename one in its account.json\n"
     )
+
+
+SPEC = {
+    "goal": "Rotate the signing key",
+    "scope_in": ["the release signing key"],
+    "scope_out": [],
+    "inputs": ["the current key's fingerprint"],
+    "outputs": ["a new key"],
+    "acceptance_criteria": ["the release job signs with the new key and refuses the old one"],
+    "risks": ["a build signed in between fails to verify"],
+}
+
+
+def test_writing_commands_name_the_account_in_their_summary(db, account, data_root: Path, tmp_path: Path) -> None:
+    from maxy.graph.guards import Caller
+    from maxy.ingest.identity import attachment_id_for_path
+    from maxy.taskstore import TaskStore
+
+    name = account.ref()["name"]
+    where = f"account {name} ({account.account_id[:8]})"
+    env = child_env(data_root, ACCOUNT_ID=name, MAXY_LOG_LEVEL="WARNING")
+
+    def run(*args: str) -> str:
+        proc = maxy(list(args), env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout + proc.stderr
+
+    two = tmp_path / "two"
+    two.mkdir()
+    for n in (1, 2):
+        (two / f"d{n}.md").write_text(f"# Doc {n}\n\nText number {n}.\n")
+    assert run("ingest", str(two)).startswith(f"ingested 2 document(s) into {where}: 2 sections, 2 chunks;")
+    att = attachment_id_for_path(two / "d1.md")
+    assert run("delete", "--attachment", att).startswith(f"soft-deleted {att} in {where}: ")
+    assert run("purge").startswith(f"nothing to purge in {where} (grace period 7 days)")
+    assert run("reindex").startswith(f"reindexed 0 node(s) in {where}, 0 failed")
+
+    a = json.loads(maxy(["memory", "write", "--label", "Person", "--prop", "name=Ada Lovelace", "--json"], env).stdout)
+    b = json.loads(
+        maxy(["memory", "write", "--label", "Person", "--prop", "name=Charles Babbage", "--json"], env).stdout
+    )
+    linked = run("memory", "write", "--label", "Note", "--prop", "text=met", "--edge", f"RELATED_TO:{a['nodeId']}")
+    assert linked.startswith("created: ") and linked.rstrip().endswith(f"[Note] in {where}")
+    note = linked.split()[1]
+    assert run("memory", "unlink", note, "RELATED_TO", a["nodeId"]).startswith(
+        f"removed 1 RELATED_TO relation(s) from {note} to {a['nodeId']} in {where}"
+    )
+    assert run("memory", "forget", b["nodeId"]).startswith(f"forgot {b['nodeId']} (Person) in {where}; ")
+
+    lines = tmp_path / "chat.jsonl"
+    row = {
+        "conversation": "c-named",
+        "session": "s-named",
+        "id": "m1",
+        "speaker": "Ada",
+        "role": "user",
+        "content": "hi",
+    }
+    lines.write_text(json.dumps(row) + "\n")
+    assert run("conversation", "import", str(lines)).startswith(
+        f"imported 1 message(s) in 1 conversation(s) into {where}"
+    )
+    assert f"turn 1 of s-named in {where} (" in run("conversation", "append", "s-named", "again")
+
+    tid = TaskStore(db, Caller(account.account_id), account, "orchestrator", actor="test").create(SPEC)["taskId"]
+    moved = run(
+        "--quiet", "tasks", "transition", tid, "--to", "spec_review", "--expected-phase", "spec_draft",
+        "--expected-version", "1",
+    )  # fmt: skip
+    assert moved.startswith(f"{tid[:8]}: spec_draft -> spec_review (version 2) in {where}"), moved
+    entry = run("memory-agent", "add-entry", "-m", "ada", "--summary", "said hi", "--raw-entry", "hi")
+    assert entry.startswith(f"added entry 0 of ada in {where} ("), entry
+    assert run("memory-agent", "put-context", "-m", "ada", "--content", "Ada, a user.").startswith(
+        f"saved context version 1 of ada in {where}"
+    )
+    assert run("audit", "prune", "--older-than", "1w").startswith(f"deleted 0 ToolCall(s) of {where} older than 1w")
+    key = maxy(["mcp", "key", "create", "--role", "admin"], env)
+    assert key.returncode == 0 and f", {where} (shown once;" in key.stderr, key.stderr
+    run("agent", "create", "concierge")
+    assert run("agent", "delete", "concierge", "--yes") == f"deleted agent concierge of {where}\n"
