@@ -48,6 +48,10 @@ class ValidatedAccount:
         return ref_label(self.ref())
 
 
+# where `maxy account delete` moves an account's folder (maxy.dataops.account_files)
+DELETED_DIR = ".deleted"
+
+
 def accounts_dir(data_root: Path) -> Path:
     return Path(data_root) / "accounts"
 
@@ -234,14 +238,44 @@ def account_label(data_root: Path, account_id: str) -> str:
 _NAMES_SHOWN = 8
 
 
-def _unknown(shown: str, accounts: list[Account], where: Path, problems: list[AccountError]) -> AccountError:
+def _deleted(data_root: Path, value: str) -> list[Account]:
+    """The deleted accounts ``value`` names by id or name (their folders under ``.deleted``)."""
+    root = accounts_dir(data_root) / DELETED_DIR
+    canonical = _canonical_uuid(value)
+    found = []
+    try:
+        entries = sorted(root.iterdir()) if root.is_dir() else []
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            account = _read_account(entry)
+        except AccountError:
+            continue
+        if account.account_id == canonical or named([account], value):
+            found.append(account)
+    return found
+
+
+def _unknown(
+    data_root: Path, value: str, shown: str, accounts: list[Account], problems: list[AccountError]
+) -> AccountError:
     names = sorted({a.name for a in accounts if a.name}, key=str.casefold)
     if 0 < len(names) <= _NAMES_SHOWN:
         choices = f"the accounts are named {', '.join(repr(n) for n in names)}; use one of these names or an id"
     else:
         choices = "use a name or an id from `maxy account list`"
+    gone = _deleted(data_root, value)
+    deleted = (
+        f"{', '.join(f'{a.name!r} ({a.account_id})' for a in gone)} "
+        f"{'is a deleted account' if len(gone) == 1 else 'are deleted accounts'}; "
+        if gone
+        else ""
+    )
     return AccountError(
-        "mismatch", f"{shown} matches no account under {where} (by id or name): {choices}{_skipped(problems)}"
+        "mismatch",
+        f"{shown} matches no account under {accounts_dir(data_root)} (by id or name): "
+        f"{deleted}{choices}{_skipped(problems)}",
     )
 
 
@@ -286,7 +320,7 @@ def resolve_account(data_root: Path, value: str | None, *, field: str = "ACCOUNT
             f"({', '.join(a.account_id for a in matches)}); use one of these ids "
             "(or rename one in its account.json)",
         )
-    raise _unknown(shown, accounts, accounts_dir(data_root), problems)
+    raise _unknown(data_root, value, shown, accounts, problems)
 
 
 def canonical_account_id(data_root: Path, value: str) -> str | None:

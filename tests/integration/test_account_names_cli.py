@@ -172,6 +172,7 @@ def test_an_account_deleted_by_name_is_found_by_no_name(db, data_root: Path, tmp
     for value in ("old", gone.account_id):
         refused = maxy(["account", "validate"], dict(env, ACCOUNT_ID=value))
         assert refused.returncode == 1 and "matches no account" in refused.stderr and "'kept'" in refused.stderr
+        assert f"'old' ({gone.account_id}) is a deleted account" in refused.stderr
     by_name = maxy(["account", "delete", "old"], env)
     assert by_name.returncode == 2 and "NAME_OR_ID: old matches no account" in by_name.stderr
     purged = json.loads(maxy(["account", "purge", "--grace-days", "0", "--yes", "--json"], env).stdout)

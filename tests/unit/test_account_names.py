@@ -89,6 +89,7 @@ def test_a_deleted_account_is_not_found_by_name_or_id(data_root: Path) -> None:
         with pytest.raises(AccountError) as refused:
             resolve_account(data_root, value)
         assert refused.value.reason == "mismatch" and "'kept'" in str(refused.value)
+        assert f"(by id or name): 'old' ({gone.account_id}) is a deleted account; " in str(refused.value)
     assert resolve_account(data_root, "kept").account_id == kept.account_id
 
 

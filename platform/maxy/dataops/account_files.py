@@ -19,10 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..accounts import accounts_dir
+from ..accounts import DELETED_DIR, accounts_dir
 from ..errors import AccountError, ValidationError
 
-DELETED_DIR = ".deleted"
 DELETED_MARKER = "deleted.json"
 IMPORT_MARKER = "import-pending.json"
 ACCOUNT_FILE = "account.json"
