@@ -292,3 +292,18 @@ def test_writing_commands_name_the_account_in_their_summary(db, account, data_ro
     assert key.returncode == 0 and f", {where} (shown once;" in key.stderr, key.stderr
     run("agent", "create", "concierge")
     assert run("agent", "delete", "concierge", "--yes") == f"deleted agent concierge of {where}\n"
+
+
+def test_the_python_api_takes_a_name(db, account, data_root: Path, embedder) -> None:
+    from maxy import Memory
+    from maxy.config import load_settings
+
+    name = account.ref()["name"]
+    with Memory(name, settings=load_settings(DATA_ROOT=data_root), embedder=embedder) as memory:
+        assert memory.account.account_id == account.account_id
+        written = memory.write(["Note"], {"text": "by name"})
+    assert db.read("MATCH (n:Note {nodeId: $id}) RETURN n.accountId AS a", id=written["nodeId"])[0]["a"] == (
+        account.account_id
+    )
+    with Memory.from_env(settings=load_settings(DATA_ROOT=data_root, ACCOUNT_ID=name.upper()), embedder=embedder) as m:
+        assert m.account.account_id == account.account_id
