@@ -1,6 +1,7 @@
 """Accounts on disk: ``DATA_ROOT/accounts/<uuid>/account.json``.
 
-Every process that writes to the graph validates ACCOUNT_ID against this set at start.
+Every process that writes to the graph validates ACCOUNT_ID against this set at start. An
+account is named by its id or by its name (:func:`resolve_account`, the one place that decides).
 The result is a :class:`ValidatedAccount`, the only thing the write primitive accepts.
 """
 
@@ -13,8 +14,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
-from .config import Settings
 from .errors import AccountError, ConfigError, ValidationError
 from .fsfaults import atomic_write, not_utf8
 from .logs import log_line, short
@@ -37,6 +38,18 @@ class ValidatedAccount:
 
     account_id: str
     data_root: Path
+
+    def ref(self) -> dict[str, str]:
+        """``{"id", "name"}``: the account a command wrote to, for its --json."""
+        return account_ref(self.data_root, self.account_id)
+
+    def label(self) -> str:
+        """``account docs (3f2a1b2c)``: the account a command wrote to, for its summary line."""
+        return ref_label(self.ref())
+
+
+# where `maxy account delete` moves an account's folder (maxy.dataops.account_files)
+DELETED_DIR = ".deleted"
 
 
 def accounts_dir(data_root: Path) -> Path:
@@ -190,46 +203,158 @@ def remove_account_record(account: Account) -> None:
 
 def same_name(data_root: Path, name: str) -> list[Account]:
     """Accounts already called ``name`` (compared without case and surrounding spaces)."""
+    return named(list_accounts(data_root), name)
+
+
+def named(accounts: list[Account], name: str) -> list[Account]:
+    """The accounts of ``accounts`` called ``name``: the one comparison names are resolved and
+    checked for duplicates by (without case and surrounding spaces)."""
     wanted = name.strip().casefold()
-    return [a for a in list_accounts(data_root) if a.name.strip().casefold() == wanted]
+    return [a for a in accounts if a.name.strip().casefold() == wanted]
 
 
-def validate_account(data_root: Path, account_id: str | None) -> ValidatedAccount:
-    """Check an id against the on-disk set; raise AccountError(reason=missing|unreadable|no-on-disk-account|mismatch)."""
-    if not account_id:
+def label(account: Account) -> str:
+    """``name (3f2a1b2c)``: how a summary line names an account."""
+    return f"{account.name} ({short(account.account_id)})" if account.name else account.account_id
+
+
+def account_ref(data_root: Path, account_id: str) -> dict[str, str]:
+    """``{"id", "name"}`` of an account, for the --json of a command that wrote to it (name ""
+    when its account.json cannot be read)."""
+    found = read_account(data_root, account_id)
+    return {"id": account_id, "name": found.name if found else ""}
+
+
+def ref_label(ref: dict[str, str]) -> str:
+    """``account docs (3f2a1b2c)``: how a writing command's summary line names the account."""
+    return f"account {ref['name']} ({short(ref['id'])})" if ref.get("name") else f"account {ref['id']}"
+
+
+def account_label(data_root: Path, account_id: str) -> str:
+    """``account docs (3f2a1b2c)`` for an account on disk (see :func:`ref_label`)."""
+    return ref_label(account_ref(data_root, account_id))
+
+
+_NAMES_SHOWN = 8
+
+
+def _deleted(data_root: Path, value: str) -> list[Account]:
+    """The deleted accounts ``value`` names by id or name (their folders under ``.deleted``)."""
+    root = accounts_dir(data_root) / DELETED_DIR
+    canonical = _canonical_uuid(value)
+    found = []
+    try:
+        entries = sorted(root.iterdir()) if root.is_dir() else []
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            account = _read_account(entry)
+        except AccountError:
+            continue
+        if account.account_id == canonical or named([account], value):
+            found.append(account)
+    return found
+
+
+def _unknown(
+    data_root: Path, value: str, shown: str, accounts: list[Account], problems: list[AccountError]
+) -> AccountError:
+    names = sorted({a.name for a in accounts if a.name}, key=str.casefold)
+    if 0 < len(names) <= _NAMES_SHOWN:
+        choices = f"the accounts are named {', '.join(repr(n) for n in names)}; use one of these names or an id"
+    else:
+        choices = "use a name or an id from `maxy account list`"
+    gone = _deleted(data_root, value)
+    deleted = (
+        f"{', '.join(f'{a.name!r} ({a.account_id})' for a in gone)} "
+        f"{'is a deleted account' if len(gone) == 1 else 'are deleted accounts'}; "
+        if gone
+        else ""
+    )
+    return AccountError(
+        "mismatch",
+        f"{shown} matches no account under {accounts_dir(data_root)} (by id or name): "
+        f"{deleted}{choices}{_skipped(problems)}",
+    )
+
+
+def resolve_account(data_root: Path, value: str | None, *, field: str = "ACCOUNT_ID") -> Account:
+    """The account ``value`` names: its id (which always wins), else the one account with that
+    name. An unknown or shared name is an AccountError naming ``field``, the reason and the fix
+    (reason missing|unreadable|no-on-disk-account|mismatch|ambiguous); a deleted account is
+    neither listed nor found."""
+    if not value or not value.strip():
         raise AccountError(
             "missing",
-            "ACCOUNT_ID is not set: run `maxy account create` (it records the id in the config .env) "
-            "or export ACCOUNT_ID=<uuid> of an account listed by `maxy account list`",
+            f"{field} is not set: run `maxy account create` (it records the id in the config .env), "
+            f"`maxy account use NAME`, or set {field} to a name or id listed by `maxy account list`",
         )
-    canonical = _canonical_uuid(account_id)
+    value = value.strip()
+    shown = f"{field}={value}"
+    canonical = _canonical_uuid(value)
     folder = accounts_dir(data_root) / canonical if canonical else None
     if folder is not None and folder.is_dir():
         try:
-            return ValidatedAccount(_read_account(folder).account_id, Path(data_root))
+            return _read_account(folder)
         except AccountError as err:
             raise AccountError(
                 "unreadable",
-                f"ACCOUNT_ID={account_id}: {err}; restore that file from a backup or recreate it as "
+                f"{shown}: {err}; restore that file from a backup or recreate it as "
                 f'{{"accountId": "{canonical}", "name": "..."}} (other accounts are unaffected)',
             ) from None
     accounts, problems = _scan(data_root)
     if not accounts:
         raise AccountError(
             "no-on-disk-account",
-            f"ACCOUNT_ID={account_id}: no readable account under {accounts_dir(data_root)}: run `maxy account create` "
+            f"{shown}: no readable account under {accounts_dir(data_root)}: run `maxy account create` "
             f"(or point DATA_ROOT at the data folder that holds your accounts){_skipped(problems)}",
         )
-    if canonical is None or canonical not in {a.account_id for a in accounts}:
+    matches = named(accounts, value)
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
         raise AccountError(
-            "mismatch",
-            f"ACCOUNT_ID={account_id} matches no account under {accounts_dir(data_root)}: "
-            f"use an id from `maxy account list`{_skipped(problems)}",
+            "ambiguous",
+            f"{shown}: {len(matches)} accounts are named {matches[0].name!r} "
+            f"({', '.join(a.account_id for a in matches)}); use one of these ids "
+            "(or rename one in its account.json)",
         )
-    return ValidatedAccount(canonical, Path(data_root))
+    raise _unknown(data_root, value, shown, accounts, problems)
 
 
-def validate_account_id_env(settings: Settings) -> ValidatedAccount:
+def canonical_account_id(data_root: Path, value: str) -> str | None:
+    """The id of the account ``value`` names (see :func:`resolve_account`), or None when it names
+    none or several; quiet, for settings that keep a bad value for the command to report."""
+    try:
+        return resolve_account(data_root, value).account_id
+    except AccountError:
+        return None
+
+
+def validate_account(data_root: Path, account_id: str | None, *, field: str = "ACCOUNT_ID") -> ValidatedAccount:
+    """Check a name or id against the on-disk set (see :func:`resolve_account`): the account's
+    canonical id, or AccountError(reason=missing|unreadable|no-on-disk-account|mismatch|ambiguous)."""
+    return ValidatedAccount(resolve_account(data_root, account_id, field=field).account_id, Path(data_root))
+
+
+def account_option(data_root: Path, value: str, flag: str = "--account") -> Account:
+    """The account a command-line option names (a name or an id): a bad value is refused as
+    that option's error (exit 2), e.g. ``--account: docs: 2 accounts are named 'docs' (...)``."""
+    try:
+        return resolve_account(data_root, value, field=flag)
+    except AccountError as err:
+        raise ValidationError(flag, str(err).removeprefix(f"{flag}=")) from None
+
+
+class _AccountSettings(Protocol):
+    ACCOUNT_ID: str | None
+
+    @property
+    def data_root(self) -> Path: ...
+
+
+def validate_account_id_env(settings: _AccountSettings) -> ValidatedAccount:
     """Boot-time check for writing processes, with the ``[graph-health] account-id-env`` line."""
     try:
         validated = validate_account(settings.data_root, settings.ACCOUNT_ID)

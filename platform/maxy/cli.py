@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
 from .config import config_dir, env_file, get_settings, load_settings, write_env_values
 from .console import describe, emit_json, err, friendly, out, report, set_debug, usage_line
-from .errors import AccountError, MaxyError
+from .errors import AccountError, MaxyError, ValidationError
 
 __all__ = ["app", "emit_json", "err", "friendly", "main", "out"]
 
@@ -112,7 +114,7 @@ def setup(
         validate_account(settings.data_root, settings.ACCOUNT_ID)
     elif not (own := [a for a in list_accounts(settings.data_root) if a.name != DEMO_ACCOUNT]):
         account = create_account(settings.data_root, "default")  # the demo's account is never the user's
-        err.print(f"account: created {account.account_id}")
+        err.print(f"account: created {account.name} ({account.account_id}), the default")
         write_env_values({"ACCOUNT_ID": account.account_id})
     elif not settings.ACCOUNT_ID:
         write_env_values({"ACCOUNT_ID": own[0].account_id})
@@ -164,7 +166,8 @@ def _print_status(settings: Any, json_out: bool) -> None:
         if disk.get("text"):  # what its database takes on disk, by the memory that serves each part
             out.print(f"disk      {disk['text']}", highlight=False)
         out.print(f"embedder  {ok if emb['ok'] else bad}  {emb.get('name', emb['model'])} dims={emb.get('dimensions')}")
-        out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}")
+        named = f" ({escape(acct['name'])})" if acct.get("name") else ""
+        out.print(f"account   {ok if acct.get('matchesOnDisk') else bad}  {acct.get('id') or '-'}{named}")
         troubled = [idx for idx in report["indexes"] if idx["state"] != "ONLINE"]  # every index: --json
         if troubled:
             table = Table("index", "type", "state", "labels", "dims")
@@ -302,19 +305,30 @@ def schema_apply(
 @account_app.command("create")
 @friendly
 def account_create(
-    name: str = typer.Option("default", help="A name for people to recognise the account."),
+    name: str = typer.Option("default", help="A name for people (and --account, ACCOUNT_ID) to pick it by."),
     make_default: bool | None = typer.Option(
         None, "--default/--no-default", help="Record it as ACCOUNT_ID in the config .env (default: when none is set)."
+    ),
+    allow_duplicate_name: bool = typer.Option(
+        False, "--allow-duplicate-name", help="Create it even when another account has that name."
     ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an account folder with its account.json."""
-    from .accounts import create_account, remove_account_record, same_name
+    from .accounts import create_account, label, remove_account_record, same_name
 
     settings = load_settings()
     namesakes = same_name(settings.data_root, name)
+    if namesakes and not allow_duplicate_name:
+        # a second account of that name would stop the name selecting either one
+        raise ValidationError(
+            "--name",
+            f"an account named {namesakes[0].name!r} already exists ({', '.join(a.account_id for a in namesakes)}): "
+            "choose another name, or add --allow-duplicate-name (then pick these accounts by id)",
+        )
     account = create_account(settings.data_root, name)
-    if make_default or (make_default is None and not settings.ACCOUNT_ID):
+    became_default = bool(make_default or (make_default is None and not settings.ACCOUNT_ID))
+    if became_default:
         try:
             write_env_values({"ACCOUNT_ID": account.account_id})
         except MaxyError:
@@ -328,16 +342,58 @@ def account_create(
             soft_wrap=True,
         )
     if json_out:
-        emit_json(account.as_dict())
+        emit_json(dict(account.as_dict(), default=became_default))
+        return
+    pick = account.account_id if namesakes else _quoted(account.name)
+    how = (
+        "it is now the default"
+        if became_default
+        else f"use it with --account {pick}, ACCOUNT_ID={pick}, or make it the default with `maxy account use {pick}`"
+    )
+    out.print(
+        f"created account {label(account)} at {account.path}; {how}", markup=False, highlight=False, soft_wrap=True
+    )
+
+
+def _quoted(name: str) -> str:
+    """A name as a shell would take it as one word."""
+    import shlex
+
+    return shlex.quote(name)
+
+
+@account_app.command("use")
+@friendly
+def account_use(
+    account: str = typer.Argument(..., metavar="NAME_OR_ID", help="The account's name or id (`maxy account list`)."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Make an account the default: record its id as ACCOUNT_ID in the config .env."""
+    from .accounts import account_option, label
+    from .logs import log_line, short
+
+    settings = load_settings()
+    chosen = account_option(settings.data_root, account, "NAME_OR_ID")
+    path = write_env_values({"ACCOUNT_ID": chosen.account_id})
+    log_line("account", op="use", accountId=short(chosen.account_id), env_file=path)
+    if "ACCOUNT_ID" in os.environ and os.environ["ACCOUNT_ID"].strip() != chosen.account_id:
+        err.print(
+            f"[yellow]warning:[/yellow] ACCOUNT_ID={os.environ['ACCOUNT_ID']} is set in the environment and "
+            f"overrides the config .env in this shell: unset it to use {chosen.name!r}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if json_out:
+        emit_json({"account": {"id": chosen.account_id, "name": chosen.name}, "envFile": str(path)})
     else:
-        out.print(f"created account {account.account_id} ({account.name}) at {account.path}")
+        out.print(f"default account: {label(chosen)}", markup=False, highlight=False)
 
 
 @account_app.command("list")
 @friendly
 def account_list(json_out: bool = typer.Option(False, "--json")) -> None:
-    """List the accounts on disk."""
-    from .accounts import list_accounts
+    """List the accounts on disk: the default (ACCOUNT_ID) is marked with *."""
+    from .accounts import list_accounts, named
 
     settings = load_settings()
     accounts = list_accounts(settings.data_root)
@@ -347,23 +403,33 @@ def account_list(json_out: bool = typer.Option(False, "--json")) -> None:
     if not accounts:
         out.print(f"no accounts under {settings.data_root / 'accounts'}: run `maxy account create`")
         return
-    for a in accounts:
+    width = min(max(len(a.name) for a in accounts), 24)
+    for a in sorted(accounts, key=lambda a: (a.name.casefold(), a.created_at)):
         mark = "*" if a.account_id == settings.ACCOUNT_ID else " "
-        out.print(f"{mark} {a.account_id}  {a.name}  {a.created_at}", highlight=False)
+        shared = "  (name shared: use the id)" if len(named(accounts, a.name)) > 1 else ""
+        out.print(
+            f"{mark} {a.name:<{width}}  {a.account_id}  {a.created_at}{shared}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @account_app.command("validate")
 @friendly
 def account_validate() -> None:
-    """Validate ACCOUNT_ID against the accounts on disk, as every writing process does at start."""
-    from .accounts import validate_account_id_env
+    """Validate ACCOUNT_ID (a name or an id) against the accounts on disk, as every writing process does at start."""
+    from .accounts import read_account, validate_account_id_env
 
+    settings = load_settings()
     try:
-        validated = validate_account_id_env(load_settings())
+        validated = validate_account_id_env(settings)
     except AccountError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
-    out.print(f"ACCOUNT_ID {validated.account_id} matches an account on disk")
+    found = read_account(settings.data_root, validated.account_id)
+    name = f" {found.name!r}" if found else ""
+    out.print(f"ACCOUNT_ID matches account{name} ({validated.account_id}) on disk", markup=False, highlight=False)
 
 
 @app.command("config-dir")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlparse
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -56,6 +57,7 @@ _MEMORY_SIZE = re.compile(r"^[0-9]+[kmgt]?$", re.IGNORECASE)  # as the JVM's -Xm
 _NEO4J_VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z-]+)+$")
 _DATABASE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,62}$")
 _ONE_TOKEN = re.compile(r"^[^\s\x00-\x1f\x7f]+$")  # no spaces, no control characters
+_ONE_LINE = re.compile(r"^[^\x00-\x1f\x7f]+$")  # no control characters (an account name may have spaces)
 
 
 def expand_path(value: str | Path) -> Path:
@@ -95,6 +97,13 @@ def cache_dir() -> Path:
 
 def env_file() -> Path:
     return config_dir() / ".env"
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value
+    except ValueError:
+        return False
 
 
 def _split_csv(value: object) -> object:
@@ -288,7 +297,24 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r} has spaces or control characters")
         return value
 
-    @field_validator("ACCOUNT_ID", "SESSION_ID", "SESSION_NODE_ID", "ANTHROPIC_API_KEY")
+    @field_validator("ACCOUNT_ID")
+    @classmethod
+    def _account(cls, value: str | None) -> str | None:
+        if value is not None and not _ONE_LINE.match(value.strip()):
+            raise ValueError(f"{value!r} has control characters inside")
+        return value.strip() if value is not None else None
+
+    @model_validator(mode="after")
+    def _account_by_name(self) -> Settings:
+        # ACCOUNT_ID may name an account; everything downstream sees its id. A name that matches
+        # no account, or several, is kept as given: validation at start reports it in one line.
+        if self.ACCOUNT_ID and not _is_uuid(self.ACCOUNT_ID):
+            from .accounts import canonical_account_id
+
+            self.ACCOUNT_ID = canonical_account_id(self.data_root, self.ACCOUNT_ID) or self.ACCOUNT_ID
+        return self
+
+    @field_validator("SESSION_ID", "SESSION_NODE_ID", "ANTHROPIC_API_KEY")
     @classmethod
     def _token_or_none(cls, value: str | None) -> str | None:
         if value is not None and not _ONE_TOKEN.match(value.strip()):
@@ -465,7 +491,7 @@ FIXES: dict[str, str] = {
     "EMBED_MODEL": "set it to bge-small-en-v1.5, all-MiniLM-L6-v2 or an Ollama model name",
     "EMBED_DIMENSIONS": "set it to the model's vector length, e.g. 384",
     "OLLAMA_URL": "set it to the Ollama server's address, e.g. http://localhost:11434",
-    "ACCOUNT_ID": "set it to an id from `maxy account list`",
+    "ACCOUNT_ID": "set it to a name or an id from `maxy account list`",
     "DATA_ROOT": "set it to a folder (it is created when missing), e.g. ~/.maxy/data",
     "ALLOWED_SCOPES": f"set it to a comma-separated list of {', '.join(SCOPE_VALUES)}, or unset it",
     "AGENT_SLUG": "set it to an agent slug such as support-bot, or unset it",

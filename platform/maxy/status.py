@@ -39,7 +39,7 @@ def _account_status(settings: Settings, problems: list[str]) -> dict[str, Any]:
     acct: dict[str, Any] = {"present": bool(settings.ACCOUNT_ID), "dataRoot": str(settings.data_root)}
     try:
         validated = validate_account(settings.data_root, settings.ACCOUNT_ID)
-        acct.update(id=validated.account_id, matchesOnDisk=True)
+        acct.update(id=validated.account_id, name=validated.ref()["name"], matchesOnDisk=True)
     except AccountError as err:
         acct.update(id=settings.ACCOUNT_ID, matchesOnDisk=False, reason=err.reason)
         problems.append(str(err))

@@ -248,12 +248,14 @@ def test_the_commands_with_one_line_errors(db, filled, data_root, tmp_path):
     refused = run("account", "delete", acc)
     assert refused.returncode != 0 and refused.stderr.count("\n") == 1 and "--force" in refused.stderr
     unknown = run("account", "delete", "not-an-id")
-    assert unknown.returncode != 0 and unknown.stderr.count("\n") == 1 and "not an account id" in unknown.stderr
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1
+    assert unknown.stderr.startswith("error: NAME_OR_ID: not-an-id matches no account"), unknown.stderr
     deleted = run("account", "delete", acc, "--force", "--purge", "--yes", "--json")
     assert deleted.returncode == 0, deleted.stderr
     assert json.loads(deleted.stdout)["purged"] is True and count_graph(db, acc)["nodes"] == 0
     gone = run("export", "--account", acc)
-    assert gone.returncode != 0 and gone.stdout == "" and "no such account" in gone.stderr
+    assert gone.returncode == 2 and gone.stdout == ""
+    assert gone.stderr.startswith(f"error: --account: {acc}: no readable account under"), gone.stderr
 
     imported = run("import", str(tmp_path / "a.jsonl"), "--json")
     assert imported.returncode == 0, imported.stderr

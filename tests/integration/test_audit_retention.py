@@ -172,12 +172,13 @@ def test_maxy_audit_prune_command(db, account, data_root: Path, linked) -> None:
     assert dry.returncode == 0, dry.stderr
     report = json.loads(dry.stdout)
     assert report["toolCalls"] == 2 and report["dryRun"] is True and report["olderThan"] == "2w"
+    assert report["account"] == account.ref()
     assert "[audit] prune " in dry.stderr and "dry-run=true" in dry.stderr
     assert len(_names(db, account.account_id)) == 4
 
     done = _cli(["audit", "prune", "--older-than", "1w"], env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("deleted 3 ToolCall(s) older than 1w")
+    assert done.stdout.startswith(f"deleted 3 ToolCall(s) of {account.label()} older than 1w")
     assert _names(db, account.account_id) == ["new"]
 
     pinned = _cli(["audit", "prune", "--older-than", "1d"], dict(env, ALLOWED_SCOPES="public"))

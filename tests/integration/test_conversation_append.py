@@ -228,8 +228,11 @@ def test_the_command_line_reads_stdin_and_prints_json(db, account, data_root):
     piped = run("cli-s", "-", "--speaker", "Ana", "--json", stdin="Piped in\n")
     assert piped.returncode == 0, piped.stderr
     assert json.loads(piped.stdout)["seq"] == 0
+    assert json.loads(piped.stdout)["account"] == {"id": account.account_id, "name": account.ref()["name"]}
     said = run("cli-s", "Typed out", "--role", "assistant", "--timestamp", "2030-01-01")
-    assert said.returncode == 0 and said.stdout.startswith("appended turn 1 of cli-s"), said.stderr
+    assert said.returncode == 0 and said.stdout.startswith(f"appended turn 1 of cli-s in {account.label()} ("), (
+        said.stderr
+    )
     assert [r["content"] for r in messages(db, account.account_id, "cli-s")] == ["Ana: Piped in", "Typed out"]
     bad = run("cli-s", "x", "--role", "robot")
     assert bad.returncode == 2 and "--role: one of user, assistant, system" in bad.stderr

@@ -243,9 +243,17 @@ def test_neo4j_start_on_a_read_only_folder_without_a_server_is_one_line(config, 
     one_error(proc, f"cannot write {config / 'neo4j'}", "read-only file system")
 
 
-def test_account_create_with_a_taken_name_warns_naming_the_other(config, data):
+def test_account_create_with_a_taken_name_is_refused_unless_allowed_then_warns(config, data):
     first = create_account(data, "shop")
-    proc = maxy("account", "create", "--name", "Shop", "--no-default", "--json", config=config, data=data)
+    refused = maxy("account", "create", "--name", "Shop", "--no-default", "--json", config=config, data=data)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.startswith(f"error: --name: an account named 'shop' already exists ({first.account_id})")
+    assert "--allow-duplicate-name" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert [p.name for p in (data / "accounts").iterdir()] == [first.account_id], "nothing was created"
+    proc = maxy(
+        "account", "create", "--name", "Shop", "--no-default", "--allow-duplicate-name", "--json", config=config,
+        data=data,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     made = json.loads(proc.stdout)
     assert made["accountId"] != first.account_id

@@ -627,6 +627,7 @@ def test_cli_ingest_delete_purge(db, account, data_root, tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["ingested"] == 1 and data["documents"][0]["attachmentId"] == "cli-att"
+    assert data["account"] == {"id": account.account_id, "name": account.ref()["name"]}
     assert data["documents"][0]["sections"] == 2
     assert hierarchy(db, account.account_id, "cli-att")["docs"][0]["scope"] == "shared"
 
@@ -634,7 +635,11 @@ def test_cli_ingest_delete_purge(db, account, data_root, tmp_path, monkeypatch):
     assert res.exit_code == 1 and "no such file" in res.output and "Traceback" not in res.output
 
     res = runner.invoke(app, ["delete", "--attachment", "cli-att", "--json"])
-    assert res.exit_code == 0 and json.loads(res.stdout) == {"attachmentId": "cli-att", "deleted": 5}
+    assert res.exit_code == 0 and json.loads(res.stdout) == {
+        "attachmentId": "cli-att",
+        "deleted": 5,
+        "account": account.ref(),
+    }
     res = runner.invoke(app, ["delete", "--attachment", "nope"])
     assert res.exit_code == 1 and "attachmentId" in res.output
     res = runner.invoke(app, ["purge", "--grace-days", "0", "--yes", "--json"])

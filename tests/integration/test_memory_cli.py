@@ -23,8 +23,11 @@ def test_write_resolve_supersede_and_search_from_the_command_line(account, data_
     org = json.loads(first.stdout)
     again = run("write", "--label", "Organization", "--prop", "name=globex corp")
     assert (
-        again.returncode == 0 and again.stdout.strip() == f"merged into {org['nodeId']}: {org['nodeId']} [Organization]"
+        again.returncode == 0
+        and again.stdout.strip() == f"merged into {org['nodeId']}: {org['nodeId']} [Organization] in {account.label()}"
     )
+    assert account.label().startswith("account test-"), "the account by its name and short id"
+    assert org["account"] == {"id": account.account_id, "name": account.ref()["name"]}
     old = json.loads(
         run(
             "write", "--label", "Fact", "--prop", "text=Globex sells widgets", "--valid-from", "2020-01-01", "--json"

@@ -156,13 +156,16 @@ def test_purge_with_no_grace_lists_first_and_needs_yes(db, account, data_root, s
     assert [d["attachmentId"] for d in listed["documents"]] == [att]
     unconfirmed = maxy("purge", "--grace-days", "0", account=account, data_root=data_root)
     refused(unconfirmed, "--grace-days", "--yes")
-    assert att in unconfirmed.stdout and f"would purge {before} node(s)" in unconfirmed.stdout
+    assert att in unconfirmed.stdout and f"would purge {before} node(s) from {account.label()}:" in unconfirmed.stdout
     assert count(db, account, "Node") == before  # nothing went
     kept = maxy("purge", account=account, data_root=data_root)  # the default grace keeps a fresh deletion
-    assert kept.returncode == 0 and "nothing to purge" in kept.stdout
+    assert kept.returncode == 0 and kept.stdout.startswith(
+        f"nothing to purge in {account.label()} (grace period 7 days)"
+    )
     done = maxy("purge", "--grace-days", "0", "--yes", "--json", account=account, data_root=data_root)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total"] == before and count(db, account, "Node") == 0
+    assert json.loads(done.stdout)["account"] == account.ref() and account.ref()["name"].startswith("test-")
 
 
 # -- reindex ------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def test_operator_lists_shows_and_moves_a_task(db, account, data_root: Path) -> 
 
     moved = move("spec_review", "spec_draft", 1, "--reason", "ready for review", "--json")
     assert moved.returncode == 0, moved.stderr
-    assert json.loads(moved.stdout) == {"taskId": tid, "phase": "spec_review", "version": 2}
+    assert json.loads(moved.stdout) == {"taskId": tid, "phase": "spec_review", "version": 2, "account": account.ref()}
 
     # the same move again: the task is no longer where the operator read it
     stale = move("spec_review", "spec_draft", 1)

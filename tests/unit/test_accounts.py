@@ -96,6 +96,7 @@ def test_cli_account_create_records_default_in_env_file(tmp_path):
     proc = _maxy("account", "create", "--name", "shop", "--json", env_extra=env)
     assert proc.returncode == 0, proc.stderr
     created = json.loads(proc.stdout)
+    assert created.pop("default") is True, "the first account becomes the default"
     env_text = (cfg / ".env").read_text()
     assert f"ACCOUNT_ID={created['accountId']}" in env_text
     assert oct((cfg / ".env").stat().st_mode & 0o777) == "0o600"

@@ -238,6 +238,7 @@ def delete_cmd(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Delete an agent's directory (its config and texts; the graph is untouched)."""
+    from ..accounts import account_ref, ref_label
     from ..console import err
     from ..errors import ValidationError
     from .store import delete_agent
@@ -246,10 +247,11 @@ def delete_cmd(
         raise ValidationError("--yes", f"deleting agent {slug!r} removes its texts: add --yes to confirm")
     data_root, account_id = _account()
     delete_agent(data_root, account_id, slug)
+    ref = account_ref(data_root, account_id)
     if json_out:
-        emit_json({"slug": slug, "deleted": True})
+        emit_json({"slug": slug, "deleted": True, "account": ref})
     else:
-        err.print(f"deleted agent {slug}", markup=False, highlight=False)
+        err.print(f"deleted agent {slug} of {ref_label(ref)}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

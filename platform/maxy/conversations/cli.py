@@ -39,11 +39,13 @@ def import_(
         writer = GraphWriter(db, account, get_embedder(settings), caller=caller, created_by="import")
         summary = import_messages(writer, messages)
     if json_out:
-        emit_json(summary)
+        emit_json(dict(summary, account=account.ref()))
     else:
         out.print(
-            f"imported {summary['messages']} message(s) in {summary['conversations']} conversation(s), "
-            f"{summary['embedded']} embedded ({summary['ms']} ms)"
+            f"imported {summary['messages']} message(s) in {summary['conversations']} conversation(s) into "
+            f"{account.label()}, {summary['embedded']} embedded ({summary['ms']} ms)",
+            markup=False,
+            highlight=False,
         )
 
 
@@ -135,11 +137,12 @@ def append(
             message_id=message_id,
         )
     if json_out:
-        emit_json(result)
+        emit_json(dict(result, account=account.ref()))
         return
     conversation = result["conversationId"] or "none yet (created at the second turn)"
     out.print(
         f"{'appended' if result['created'] else 'updated'} turn {result['seq']} of {result['sessionId']} "
+        f"in {account.label()} "
         f"(message {result['messageId']}, conversation {conversation}"
         f"{'' if result['embedded'] else ', not embedded: run maxy reindex'})",
         markup=False,

@@ -19,10 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..accounts import accounts_dir
+from ..accounts import DELETED_DIR, accounts_dir
 from ..errors import AccountError, ValidationError
 
-DELETED_DIR = ".deleted"
 DELETED_MARKER = "deleted.json"
 IMPORT_MARKER = "import-pending.json"
 ACCOUNT_FILE = "account.json"
@@ -54,6 +53,16 @@ def deleted_at(data_root: Path, account_id: str) -> str | None:
         return None
     value = data.get("deletedAt") if isinstance(data, dict) else None
     return value if isinstance(value, str) else None
+
+
+def deleted_name(data_root: Path, account_id: str) -> str:
+    """The name a deleted account had ("" when its account.json cannot be read)."""
+    try:
+        data = json.loads((deleted_folder(data_root, account_id) / ACCOUNT_FILE).read_text())
+    except (OSError, ValueError):
+        return ""
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def deleted_accounts(data_root: Path) -> dict[str, str]:

@@ -28,34 +28,54 @@ def _unpinned(settings: Any, what: str) -> None:
 
 
 def _live_account(data_root: Path, account: str) -> str:
-    """A live account's canonical id; a one-line refusal for a deleted or unknown one."""
+    """A live account's canonical id, by name or id; a one-line refusal for a deleted or unknown one."""
+    from ..accounts import account_option
     from ..errors import AccountError
-    from . import account_files
-    from .deletion import unknown_account
 
-    account_id = account_files.canonical_id(account, field="--account")
-    if (account_files.live_folder(data_root, account_id) / account_files.ACCOUNT_FILE).is_file():
-        return account_id
-    if account_files.deleted_at(data_root, account_id) is not None:
+    account_id = _deleted_id(data_root, account)
+    if account_id is not None:
         raise AccountError("deleted", f"account {account_id} is deleted: there is nothing left to export")
-    raise unknown_account(account_id)
+    return account_option(data_root, account).account_id
+
+
+def _deleted_id(data_root: Path, value: str) -> str | None:
+    """The id ``value`` spells when it is a deleted account's (and no live one's), else None."""
+    from . import account_files
+
+    try:
+        account_id = account_files.canonical_id(value)
+    except ValueError:
+        return None
+    live = (account_files.live_folder(data_root, account_id) / account_files.ACCOUNT_FILE).is_file()
+    return account_id if not live and account_files.deleted_at(data_root, account_id) is not None else None
 
 
 def account_delete(
-    account_id: str = typer.Argument(..., metavar="ID", help="The account's id (`maxy account list`)."),
+    account: str = typer.Argument(
+        ..., metavar="NAME_OR_ID", help="The account's name or id (`maxy account list`); a deleted one by its id."
+    ),
     purge_now: bool = typer.Option(False, "--purge", help="Hard-delete at once instead of after the grace period."),
     yes: bool = typer.Option(False, "--yes", help="Confirm --purge."),
     force: bool = typer.Option(False, "--force", help="Delete even the active account (ACCOUNT_ID)."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Delete an account: hidden at once, its graph and files purged after the grace period."""
+    from ..accounts import account_option, account_ref, ref_label
     from ..config import load_settings
     from ..console import emit_json, out
     from ..db import Database
+    from . import account_files
     from .deletion import delete_account
 
     settings = load_settings()
     _unpinned(settings, "maxy account delete")
+    # a live account by name or id; a deleted one (to delete again, or purge now) by its id
+    account_id = (
+        _deleted_id(settings.data_root, account) or account_option(settings.data_root, account, "NAME_OR_ID").account_id
+    )
+    ref = account_ref(settings.data_root, account_id)  # read before its folder moves aside
+    ref["name"] = ref["name"] or account_files.deleted_name(settings.data_root, account_id)
+    where = ref_label(ref)
     with Database(settings) as db:
         result = delete_account(
             db,
@@ -67,19 +87,20 @@ def account_delete(
             confirmed=yes,
         )
     if json_out:
-        emit_json(result.as_dict())
+        emit_json(dict(result.as_dict(), account=ref))
     elif result.purged:
-        out.print(f"deleted account {result.accountId}: {result.purgedNodes} node(s) purged", highlight=False)
+        out.print(f"deleted {where}: {result.purgedNodes} node(s) purged", highlight=False)
     elif result.alreadyDeleted:
         out.print(
-            f"account {result.accountId} was already deleted at {result.deletedAt}; `maxy account purge` removes it "
+            f"{where} was already deleted at {result.deletedAt}; `maxy account purge` removes it "
             "after the grace period (or --purge --yes now)",
+            markup=False,
             highlight=False,
         )
     else:
         out.print(
-            f"deleted account {result.accountId}: {result.stamped} node(s) hidden; `maxy account purge` removes them "
-            "after the grace period",
+            f"deleted {where}: {result.stamped} node(s) hidden; `maxy account purge` removes them after the grace period",
+            markup=False,
             highlight=False,
         )
 
@@ -91,25 +112,32 @@ def account_purge(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Hard-delete the graph and files of accounts deleted longer ago than the grace period."""
+    from ..accounts import ref_label
     from ..config import load_settings
     from ..console import emit_json, out
     from ..db import Database
     from ..errors import ValidationError
+    from . import account_files
     from .deletion import purge_deleted_accounts
 
     if grace_days == 0 and not (yes or dry_run):
         raise ValidationError("--grace-days", "0 purges every deleted account at once: add --yes (or --dry-run)")
     settings = load_settings()
+    # the names, read before the purge removes the folders that hold them
+    names = {
+        a: account_files.deleted_name(settings.data_root, a) for a in account_files.deleted_accounts(settings.data_root)
+    }
     with Database(settings) as db:
         done = purge_deleted_accounts(db, settings.data_root, grace_days, dry_run=dry_run)
+    refs = [{"id": a, "name": names.get(a, "")} for a in done]
     verb = "would purge" if dry_run else "purged"
     if json_out:
-        emit_json({"graceDays": grace_days, "dryRun": dry_run, "purged": done})
+        emit_json({"graceDays": grace_days, "dryRun": dry_run, "purged": done, "accounts": refs})
     elif not done:
         out.print(f"no deleted account is past its grace period ({grace_days:g} days)", highlight=False)
     else:
-        for account_id, nodes in done.items():
-            out.print(f"{verb} account {account_id}: {nodes} node(s)", highlight=False)
+        for ref in refs:
+            out.print(f"{verb} {ref_label(ref)}: {done[ref['id']]} node(s)", markup=False, highlight=False)
 
 
 def export_cmd(
@@ -140,8 +168,9 @@ def import_cmd(
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Import an account from `maxy export` output into its (new, deleted or empty) account id."""
+    from ..accounts import account_ref, ref_label, same_name
     from ..config import load_settings
-    from ..console import emit_json, out
+    from ..console import emit_json, err, out
     from ..db import Database
     from .importing import check_file, import_account
 
@@ -161,12 +190,23 @@ def import_cmd(
         result = import_account(
             db, settings.data_root, file, replace=replace, reembed=reembed, embedder=embedder, plan=plan
         )
+    ref = account_ref(settings.data_root, result.accountId)
+    namesakes = [a.account_id for a in same_name(settings.data_root, ref["name"]) if a.account_id != result.accountId]
+    if ref["name"] and namesakes:
+        err.print(
+            f"warning: another account is named {ref['name']!r} ({', '.join(namesakes)}): "
+            "pick these accounts by id, or rename one in its account.json",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     if json_out:
-        emit_json(result.as_dict())
+        emit_json(dict(result.as_dict(), account=ref))
     else:
         out.print(
-            f"imported account {result.accountId}: {result.nodes} node(s), {result.relationships} "
+            f"imported {ref_label(ref)}: {result.nodes} node(s), {result.relationships} "
             f"relationship(s); vectors {result.vectors}",
+            markup=False,
             highlight=False,
         )
 

@@ -116,7 +116,7 @@ def _written(results: list[Any]) -> list[Any]:
     return [r for r in results if not r.error and not r.skipped]
 
 
-def _emit_ingest_json(results: list[Any], summarizer_name: str, error: str | None = None) -> None:
+def _emit_ingest_json(results: list[Any], summarizer_name: str, account: Any, error: str | None = None) -> None:
     from ..console import emit_json
 
     written = _written(results)
@@ -129,6 +129,7 @@ def _emit_ingest_json(results: list[Any], summarizer_name: str, error: str | Non
             "sections": sum(r.sections for r in written),
             "chunks": sum(r.chunks for r in written),
             "summarizer": summarizer_name,
+            "account": account.ref(),
             **({"error": error} if error else {}),
         }
     )
@@ -147,7 +148,7 @@ def _print_skipped(skipped: list[Any]) -> None:
         err.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def _print_ingest(results: list[Any]) -> None:
+def _print_ingest(results: list[Any], account: Any) -> None:
     from ..console import err, out
     from .specs import SIZE_ONLY
 
@@ -158,11 +159,12 @@ def _print_ingest(results: list[Any]) -> None:
     if len(results) == 1 and not failed and not refused:
         r = results[0]
         what = f"skipped ({r.reason})" if r.skipped else f"{r.sections} sections, {r.chunks} chunks"
-        out.print(f"{r.path}: {r.attachment_id}: {what}", highlight=False)
+        out.print(f"{r.path}: {r.attachment_id}: {what} in {account.label()}", markup=False, highlight=False)
     else:
         out.print(
-            f"ingested {len(written)} document(s) ({sum(r.sections for r in written)} sections, "
-            f"{sum(r.chunks for r in written)} chunks), skipped {len(skipped)}, failed {len(failed)}",
+            f"ingested {len(written)} document(s) into {account.label()}: {sum(r.sections for r in written)} "
+            f"sections, {sum(r.chunks for r in written)} chunks; skipped {len(skipped)}, failed {len(failed)}",
+            markup=False,
             highlight=False,
         )
     for r in written:
@@ -179,19 +181,23 @@ def _print_ingest(results: list[Any]) -> None:
         err.print(f"[red]error:[/red] {r.error}", highlight=False, soft_wrap=True)
 
 
-def _print_purged(counts: dict[str, int], grace_days: float, json_out: bool) -> None:
+def _print_purged(counts: dict[str, int], grace_days: float, json_out: bool, account: Any) -> None:
     from ..console import emit_json, out
 
     if json_out:
-        emit_json({"graceDays": grace_days, "deleted": counts, "total": sum(counts.values())})
+        emit_json({"graceDays": grace_days, "deleted": counts, "total": sum(counts.values()), "account": account.ref()})
     elif not counts:
-        out.print(f"nothing to purge (grace period {grace_days:g} days)", highlight=False)
+        out.print(
+            f"nothing to purge in {account.label()} (grace period {grace_days:g} days)", markup=False, highlight=False
+        )
     else:
         detail = ", ".join(f"{label} {n}" for label, n in counts.items())
-        out.print(f"purged {sum(counts.values())} node(s): {detail}", highlight=False)
+        out.print(
+            f"purged {sum(counts.values())} node(s) from {account.label()}: {detail}", markup=False, highlight=False
+        )
 
 
-def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool) -> None:
+def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool, account: Any) -> None:
     from ..console import emit_json, out
 
     counts = preview["counts"]
@@ -203,14 +209,19 @@ def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool) -
                 "wouldDelete": counts,
                 "total": sum(counts.values()),
                 "documents": preview["documents"],
+                "account": account.ref(),
             }
         )
         return
     if not counts:
-        out.print(f"nothing to purge (grace period {grace_days:g} days)", highlight=False)
+        out.print(
+            f"nothing to purge in {account.label()} (grace period {grace_days:g} days)", markup=False, highlight=False
+        )
         return
     detail = ", ".join(f"{label} {n}" for label, n in counts.items())
-    out.print(f"would purge {sum(counts.values())} node(s): {detail}", highlight=False)
+    out.print(
+        f"would purge {sum(counts.values())} node(s) from {account.label()}: {detail}", markup=False, highlight=False
+    )
     for doc in preview["documents"]:
         out.print(f"  {doc['attachmentId']}  {doc['title'] or ''}  (deleted {doc['deletedAt']})", highlight=False)
 
@@ -273,11 +284,11 @@ def ingest_cmd(
         None if collected.files else nothing_found(collected.folders or [Path(p) for p in paths], collected.skipped)
     )
     if json_out:
-        _emit_ingest_json(results, summarizer.name, error=nothing)
+        _emit_ingest_json(results, summarizer.name, validated, error=nothing)
     else:
         _print_skipped(collected.skipped)
         if not nothing:
-            _print_ingest(results)
+            _print_ingest(results, validated)
     if nothing:
         fail(nothing)
     if any(r.error for r in results):
@@ -301,11 +312,15 @@ def delete_cmd(
     finally:
         db.close()
     if json_out:
-        emit_json({"attachmentId": attachment, "deleted": stamped})
+        emit_json({"attachmentId": attachment, "deleted": stamped, "account": validated.ref()})
     elif stamped:
-        out.print(f"soft-deleted {attachment}: {stamped} node(s); purged after the grace period", highlight=False)
+        out.print(
+            f"soft-deleted {attachment} in {validated.label()}: {stamped} node(s); purged after the grace period",
+            markup=False,
+            highlight=False,
+        )
     else:
-        out.print(f"{attachment} was already deleted", highlight=False)
+        out.print(f"{attachment} was already deleted in {validated.label()}", markup=False, highlight=False)
 
 
 @commands.command("purge")
@@ -331,9 +346,9 @@ def purge_cmd(
     finally:
         db.close()
     if preview is None:
-        _print_purged(counts or {}, grace_days, json_out)
+        _print_purged(counts or {}, grace_days, json_out, validated)
         return
-    _print_preview(preview, grace_days, json_out)
+    _print_preview(preview, grace_days, json_out, validated)
     if not dry_run and preview["counts"]:
         raise ValidationError(
             "--grace-days",

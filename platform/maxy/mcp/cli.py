@@ -259,7 +259,7 @@ def key_create(
     role: str = typer.Option(..., "--role", callback=_role, help="admin or public."),
     agent: str | None = typer.Option(None, "--agent", help="Agent slug the key is pinned to (required for public)."),
     scopes: str | None = typer.Option(None, "--scopes", help="Pinned scopes; public keys default to public."),
-    account: str | None = typer.Option(None, "--account", help="Account id (default: ACCOUNT_ID)."),
+    account: str | None = typer.Option(None, "--account", help="The account, by name or id (default: ACCOUNT_ID)."),
     task_role: str | None = typer.Option(
         None, "--task-role", callback=_task_role, help="The task store's role of the key's calls (admin keys only)."
     ),
@@ -270,30 +270,26 @@ def key_create(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create an API key for `maxy serve`; the key is printed once and stored only as a hash."""
+    from ..accounts import account_option, account_ref, ref_label
     from ..config import load_settings
-    from ..errors import AccountError, ValidationError
     from ..serving.keys import create_api_key
     from .profiles import check_profiles
 
     settings = load_settings()
     profiles = check_profiles(profile, _plugins(None, None)) if profile else None
-    try:
-        key, record = create_api_key(
-            settings.data_root,
-            account or settings.ACCOUNT_ID or "",
-            role=role,  # type: ignore[arg-type]
-            agent_slug=agent,
-            scopes=_scopes(scopes),
-            task_role=task_role,
-            member_id=member_id,
-            profiles=profiles,
-        )
-    except AccountError as err:
-        if not account:
-            raise
-        raise ValidationError("--account", str(err).removeprefix("ACCOUNT_ID=")) from None
+    key, record = create_api_key(
+        settings.data_root,
+        account_option(settings.data_root, account).account_id if account else settings.ACCOUNT_ID or "",
+        role=role,  # type: ignore[arg-type]
+        agent_slug=agent,
+        scopes=_scopes(scopes),
+        task_role=task_role,
+        member_id=member_id,
+        profiles=profiles,
+    )
+    ref = account_ref(settings.data_root, record.account_id)
     if json_out:
-        sys.stdout.write(json.dumps(dict(record.as_dict(), key=key), indent=2) + "\n")
+        sys.stdout.write(json.dumps(dict(record.as_dict(), key=key, account=ref), indent=2) + "\n")
     else:
         sys.stdout.write(key + "\n")
         sys.stderr.write(
@@ -301,7 +297,7 @@ def key_create(
             f"scopes {_view(record.as_dict())}, task role {record.task_role or '-'}, "
             f"member {record.member_id or '-'}, "
             f"tools {','.join(record.profiles) if record.profiles else 'the server default'}, "
-            f"account {record.account_id} "
+            f"{ref_label(ref)} "
             "(shown once; send it as Authorization: Bearer <key>, or as the x-api-key header)\n"
         )
         if not record.holds_view:

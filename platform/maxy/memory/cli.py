@@ -109,10 +109,11 @@ def forget_cmd(
     with _session() as (db, account, caller):
         result = forget_node(_writer(db, account, caller), node_id)
     if json_out:
-        emit_json(result)
+        emit_json(dict(result, account=account.ref()))
     else:
         out.print(
-            f"forgot {result['nodeId']} ({':'.join(result['labels'])}); purged after the grace period",
+            f"forgot {result['nodeId']} ({':'.join(result['labels'])}) in {account.label()}; "
+            "purged after the grace period",
             markup=False,
             highlight=False,
         )
@@ -132,10 +133,11 @@ def unlink_cmd(
     with _session() as (db, account, caller):
         result = remove_relation(_writer(db, account, caller), source, rel_type, target)
     if json_out:
-        emit_json(result)
+        emit_json(dict(result, account=account.ref()))
     else:
         out.print(
-            f"removed {result['removed']} {result['type']} relation(s) from {result['source']} to {result['target']}",
+            f"removed {result['removed']} {result['type']} relation(s) from {result['source']} to {result['target']} "
+            f"in {account.label()}",
             markup=False,
             highlight=False,
         )
@@ -211,10 +213,10 @@ def write_cmd(
         )
         result = remember(writer, memory)
     if json_out:
-        emit_json(result)
+        emit_json(dict(result, account=account.ref()))
         return
     verb = "created" if result["created"] else f"merged into {result['resolved']}" if result["resolved"] else "updated"
-    _say(f"{verb}: {result['nodeId']} [{':'.join(result['labels'])}]")
+    _say(f"{verb}: {result['nodeId']} [{':'.join(result['labels'])}] in {account.label()}")
     if result["superseded"]:
         _say(f"superseded: {', '.join(result['superseded'])}")
 

@@ -94,6 +94,8 @@ def prune_cmd(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Delete this account's audit ToolCalls (and their relationships) older than a duration, in batches."""
+    from ..accounts import account_ref, ref_label
+    from ..config import load_settings
     from ..mcp.audit_retention import parse_duration, prune_tool_calls
 
     age = parse_duration(older_than)  # a bad duration stops here, before any connection
@@ -105,13 +107,15 @@ def prune_cmd(
         )
     with db:
         result = prune_tool_calls(db, caller.account_id, age, dry_run=dry_run)
+    ref = account_ref(load_settings().data_root, caller.account_id)
     if json_out:
-        emit_json(result)
+        emit_json(dict(result, account=ref))
         return
     verb = "would delete" if dry_run else "deleted"
     out.print(
-        f"{verb} {result['toolCalls']} ToolCall(s) older than {result['olderThan']} "
+        f"{verb} {result['toolCalls']} ToolCall(s) of {ref_label(ref)} older than {result['olderThan']} "
         f"(created before {result['cutoff']}) and {result['relationships']} relationship(s)",
+        markup=False,
         highlight=False,
     )
 

@@ -9,18 +9,19 @@ import typer
 from ..console import emit_json, err, friendly, out
 
 
-def _report_reindex(summary: dict[str, Any], model: str, json_out: bool) -> None:
+def _report_reindex(summary: dict[str, Any], model: str, json_out: bool, account: Any) -> None:
     """Print a reindex summary; raise (exit 1) when nodes are left without an embedding."""
     from ..console import emit_json, err, out
     from ..errors import MaxyError
 
     if json_out:
-        emit_json(summary)
+        emit_json(dict(summary, account=account.ref()))
     else:
         out.print(
-            f"reindexed {summary['embedded']} node(s), {summary['failed']} failed, "
+            f"reindexed {summary['embedded']} node(s) in {account.label()}, {summary['failed']} failed, "
             f"{summary['remaining']} still without embedding ({summary['ms']} ms)"
-            + (f", re-chunked {summary['rechunked']} document(s)" if summary.get("rechunked") else "")
+            + (f", re-chunked {summary['rechunked']} document(s)" if summary.get("rechunked") else ""),
+            markup=False,
         )
         for doc in summary.get("sizeOnlyLeft", []):
             err.print(
@@ -32,7 +33,7 @@ def _report_reindex(summary: dict[str, Any], model: str, json_out: bool) -> None
     if summary["modelChanged"]:
         err.print(
             f"the embedding model changed to {model}: every account's vectors were dropped; "
-            "this run re-embedded this account only. Run `ACCOUNT_ID=<id> maxy reindex` for each other "
+            "this run re-embedded this account only. Run `ACCOUNT_ID=<name or id> maxy reindex` for each other "
             "account (`maxy account list`); until then their searches are BM25-only."
         )
     if summary["left"]:
@@ -234,7 +235,7 @@ def reindex(
             writer = GraphWriter(db, validated, embedder, caller=caller, created_by="reindex")
             summary.update(rechunk_size_only(writer).as_dict())
     summary["modelChanged"] = model_changed
-    _report_reindex(summary, embedder.name, json_out)
+    _report_reindex(summary, embedder.name, json_out, validated)
 
 
 def register(app: typer.Typer) -> None:

@@ -69,12 +69,13 @@ def _host_commands(host_app: typer.Typer) -> None:
     @friendly
     def host_add(
         host: str = typer.Argument(..., help=_HOST_HELP),
-        account: str = typer.Option(None, "--account", help="The account it serves (default: ACCOUNT_ID)."),
+        account: str = typer.Option(
+            None, "--account", help="The account it serves, by name or id (default: ACCOUNT_ID)."
+        ),
         json_out: bool = typer.Option(False, "--json"),
     ) -> None:
         """Serve this account's sites folder to requests for HOST."""
-        from ..accounts import validate_account, validate_account_id_env
-        from ..errors import AccountError, ValidationError
+        from ..accounts import account_option, account_ref, ref_label, validate_account_id_env
         from .hosts import add_host, check_host
 
         settings = _settings()
@@ -82,15 +83,13 @@ def _host_commands(host_app: typer.Typer) -> None:
         if account is None:
             account_id = validate_account_id_env(settings).account_id
         else:
-            try:
-                account_id = validate_account(settings.data_root, account).account_id
-            except AccountError as problem:
-                raise ValidationError("--account", str(problem).removeprefix("ACCOUNT_ID=")) from None
+            account_id = account_option(settings.data_root, account).account_id
         name = add_host(settings.data_root, host, account_id)
+        ref = account_ref(settings.data_root, account_id)
         if json_out:
-            emit_json({"host": name, "accountId": account_id})
+            emit_json({"host": name, "accountId": account_id, "account": ref})
         else:
-            err.print(f"{name} serves the sites of account {account_id}", markup=False, highlight=False)
+            err.print(f"{name} serves the sites of {ref_label(ref)}", markup=False, highlight=False)
 
     @host_app.command("remove")
     @friendly

@@ -45,6 +45,13 @@ def _writing(operation: Callable[[GraphWriter], T]) -> T:
         return operation(writer)
 
 
+def _written(operation: Callable[[GraphWriter], dict[str, Any]]) -> tuple[dict[str, Any], str]:
+    """:func:`_writing` for a command that writes: its result with ``account`` ({id, name}) added,
+    and the account as its summary line names it."""
+    result, account = _writing(lambda w: (operation(w), w.account))
+    return dict(result, account=account.ref()), account.label()
+
+
 def _line(text: str) -> None:
     out.print(text, highlight=False, markup=False, soft_wrap=True)
 
@@ -98,7 +105,7 @@ def add_entry_cmd(
 ) -> None:
     """Record one message as an entry (the add_entry tool)."""
     raw = _text(raw_entry)
-    result = _writing(
+    result, where = _written(
         lambda w: add_entry(
             w, memory, summary=summary, raw_entry=raw, tags=tag, role=role, session_id=session_id, message_id=message_id
         )
@@ -108,7 +115,7 @@ def add_entry_cmd(
         return
     done = "added" if result["created"] else "updated"
     extra = "" if result["embedded"] else ", not embedded: maxy memory-agent barrier embeds it"
-    _line(f"{done} entry {result['seq']} of {result['memory']} ({short(result['entryId'], 17)}{extra})")
+    _line(f"{done} entry {result['seq']} of {result['memory']} in {where} ({short(result['entryId'], 17)}{extra})")
 
 
 def put_context_cmd(
@@ -119,11 +126,11 @@ def put_context_cmd(
 ) -> None:
     """Save a new version of the memory's context document (the put_context tool)."""
     text = _text(content)
-    result = _writing(lambda w: put_context(w, memory, text, session_id=session_id))
+    result, where = _written(lambda w: put_context(w, memory, text, session_id=session_id))
     if json_out:
         emit_json(result)
         return
-    _line(f"saved context version {result['version']} of {result['memory']}")
+    _line(f"saved context version {result['version']} of {result['memory']} in {where}")
 
 
 def barrier_cmd(

@@ -43,9 +43,14 @@ T = TypeVar("T")
 def _with_store(operation: Callable[[TaskStore], T]) -> T:
     """Run ``operation`` on the operator's store; a refusal that names a read tool names the
     command that does the same here."""
+    return _in_account(operation)[0]
+
+
+def _in_account(operation: Callable[[TaskStore], T]) -> tuple[T, Any]:
+    """:func:`_with_store`, and the account it ran in (for a summary line that names it)."""
     ctx = cli_context(plugin="taskstore")
     try:
-        return operation(_store(ctx))
+        return operation(_store(ctx)), ctx.account
     except ValidationError as err:
         reason = err.reason
         for tool_name, command in _COMMANDS.items():
@@ -118,16 +123,19 @@ def transition_cmd(
 ) -> None:
     """Move a task to another phase as the operator, only if it is still in --expected-phase at
     --expected-version (else nothing is written); each move's rule applies as for the orchestrator."""
-    moved = _with_store(
+    moved, account = _in_account(
         lambda store: store.transition(
             task_id, to, expected_phase=expected_phase, expected_version=expected_version, reason=reason
         )
     )
     if json_out:
-        emit_json(moved)
+        emit_json(dict(moved, account=account.ref()))
         return
     extra = [f"{k} {moved[k]}" for k in ("attemptId", "approvalId", "backoffUntil") if moved.get(k)]
-    _line(f"{short(moved['taskId'])}: {expected_phase} -> {moved['phase']} (version {moved['version']})")
+    _line(
+        f"{short(moved['taskId'])}: {expected_phase} -> {moved['phase']} (version {moved['version']}) "
+        f"in {account.label()}"
+    )
     for item in extra:
         _line(f"  {item}")
 
