@@ -11,9 +11,10 @@ A list of texts runs as several one-thread ONNX runs at once, one per core (``wo
 rather than one run after another on a session with a thread per core: each run computes
 exactly what it would compute alone, so the vectors do not change, and the cores never wait
 on each other. On two cores shared with other work, bge-small-en-v1.5 embeds chunk-sized
-texts 2-3x faster this way (``benchmarks/embed_throughput.py``): the two-thread session spent
-three times the CPU per text, its threads spinning and waiting for each other whenever one
-of them was not scheduled.
+texts about twice as fast this way (1.8-2.3x, ``benchmarks/embed_throughput.py``): the
+two-thread session spent up to three times the CPU per text, its threads spinning and
+waiting for each other whenever one of them was not scheduled. On idle cores the gain is
+smaller (a two-thread run is already 1.6x a one-thread one there).
 """
 
 from __future__ import annotations
