@@ -6,7 +6,6 @@ clear error and leaves no thread behind."""
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -83,10 +82,14 @@ def test_an_empty_list_runs_nothing() -> None:
 class _Spy:
     """Wraps an embedder's ``_run_batch``: which threads ran, and the most runs at once."""
 
-    def __init__(self, embedder: BgeSmallEmbedder | MiniLMEmbedder, fail_on: str | None = None) -> None:
+    def __init__(
+        self, embedder: BgeSmallEmbedder | MiniLMEmbedder, fail_on: str | None = None, company_s: float = 0.05
+    ) -> None:
         self.threads: set[str] = set()
+        self.company_s = company_s  # how long a run waits for a second one to start
         self.running = self.most = 0
         self._lock = threading.Lock()
+        together = threading.Event()
         inner = embedder._run_batch
 
         def run(session: Any, encodings: Any) -> Any:
@@ -94,10 +97,12 @@ class _Spy:
                 self.threads.add(threading.current_thread().name)
                 self.running += 1
                 self.most = max(self.most, self.running)
+                if self.running > 1:
+                    together.set()
             try:
                 if fail_on is not None and any(fail_on in e.tokens for e in encodings):
                     raise RuntimeError("bad input")
-                time.sleep(0.05)  # long enough for the other worker to start its own run
+                together.wait(self.company_s)  # another worker starts its run, on a busy machine too
                 return inner(session, encodings)
             finally:
                 with self._lock:
@@ -109,9 +114,10 @@ class _Spy:
 def test_runs_at_once_and_a_single_text_stays_on_the_calling_thread() -> None:
     embedder = BgeSmallEmbedder(workers=2)
     embedder.set_cache_size(0)
-    spy = _Spy(embedder)
+    spy = _Spy(embedder, company_s=0.0)
     embedder.embed(["a search query"])
     assert spy.threads == {threading.current_thread().name}  # a query makes no thread
+    spy.company_s = 5.0  # the first run waits (at most 5 s) until a second one starts
     embedder.embed([f"text number {i}" for i in range(6)])
     assert spy.most == 2 and len(spy.threads) == 2
     one = BgeSmallEmbedder(workers=1)
