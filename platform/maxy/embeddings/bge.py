@@ -222,7 +222,8 @@ class BgeSmallEmbedder(OnnxBertEmbedder):
     def __init__(self, batch_size: int = 1, **kwargs: object) -> None:
         # One text per run: the int8 graph quantizes activations with one scale per tensor,
         # so in a padded batch a text's vector depends on its batch mates (cosine to its
-        # lone vector 0.993-0.997). Alone it is exact and, on 2 cores, no slower.
+        # lone vector 0.993-0.997). Alone it is exact, and a list runs one text per core at
+        # once (``workers``), so its vectors are those of the texts embedded one by one.
         super().__init__(batch_size, **kwargs)  # type: ignore[arg-type]
         self._files: Path | None = None
         self._failed: tuple[str, float] | None = None
