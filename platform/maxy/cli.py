@@ -305,6 +305,7 @@ def schema_apply(
 @account_app.command("create")
 @friendly
 def account_create(
+    given: str | None = typer.Argument(None, metavar="[NAME]", help="The account's name (the same as --name)."),
     name: str = typer.Option("default", help="A name for people (and --account, ACCOUNT_ID) to pick it by."),
     make_default: bool | None = typer.Option(
         None, "--default/--no-default", help="Record it as ACCOUNT_ID in the config .env (default: when none is set)."
@@ -317,6 +318,10 @@ def account_create(
     """Create an account folder with its account.json."""
     from .accounts import create_account, label, remove_account_record, same_name
 
+    if given is not None:
+        if name != "default" and name != given:
+            raise ValidationError("NAME", f"{given!r} and --name {name!r} disagree: give the name once")
+        name = given
     settings = load_settings()
     namesakes = same_name(settings.data_root, name)
     if namesakes and not allow_duplicate_name:

@@ -158,6 +158,12 @@ def test_account_create_says_how_to_use_the_new_account(tmp_path: Path, data_roo
     dup_id = json.loads(maxy(["account", "list", "--json"], env).stdout)
     newest = max(dup_id, key=lambda a: a["createdAt"])["accountId"]
     assert f"use it with --account {newest}," in dup.stdout, "a shared name is no handle: the id is offered"
+    positional = maxy(["account", "create", "wiki", "--json"], env)
+    assert json.loads(positional.stdout)["name"] == "wiki", "the name may be given without --name"
+    clash = maxy(["account", "create", "wiki2", "--name", "other"], env)
+    assert clash.returncode == 2 and "give the name once" in clash.stderr
+    again = maxy(["account", "create", "wiki"], env)
+    assert again.returncode == 2 and "an account named 'wiki' already exists" in again.stderr
 
 
 def test_an_account_deleted_by_name_is_found_by_no_name(db, data_root: Path, tmp_path: Path) -> None:
