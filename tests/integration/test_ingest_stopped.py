@@ -206,7 +206,9 @@ def test_stopped_ingest_is_named_then_resumed(db, account, env, tmp_path, sig):
     assert stopped["nodes"] == left["hidden"] and stopped["path"] == str(f) and stopped["startedAt"]
     assert report["state"] == "warning" and report["healthy"] and report["warnings"]
     text = maxy(["status"], env=env).stdout
-    assert f"warning: 1 stopped ingest(s) left hidden nodes — guide.md (attachment {att}, {left['hidden']:,} nodes" in text
+    assert (
+        f"warning: 1 stopped ingest(s) left hidden nodes — guide.md (attachment {att}, {left['hidden']:,} nodes" in text
+    )
     assert f"'maxy ingest {f}' of the same file resumes or removes them" in text
     assert text.rstrip().endswith("healthy, with 1 warning(s)")
 

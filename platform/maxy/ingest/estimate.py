@@ -157,10 +157,11 @@ def remaining_seconds(
 
 
 def about(seconds: float) -> str:
-    """``about 40 s``, ``about 9 min``, ``about 2 h 10 min``."""
+    """``about 40 s``, ``about 9 min``, ``about 2 h``, ``about 2 h 10 min``."""
     if seconds < 90:
         return f"about {max(1, round(seconds))} s"
     minutes = round(seconds / 60)
     if minutes < 120:
         return f"about {minutes} min"
-    return f"about {minutes // 60} h {minutes % 60} min"
+    hours, rest = divmod(minutes, 60)
+    return f"about {hours} h {rest} min" if rest else f"about {hours} h"

@@ -76,7 +76,8 @@ class FileProgress:
 def percent_line(result: Any, share: float, done: int, total: int, left: float | None) -> str:
     """``ingest: big.txt 30% (4,440/14,800 chunks, about 6 min left)``."""
     tail = f", {about(left)} left" if left is not None and share < 1 else ""
-    return f"ingest: {name_of(result)} {share:.0%} ({done:,}/{max(done, total):,} chunks{tail})"
+    percent = int(share * 100)  # never ahead of what is written
+    return f"ingest: {name_of(result)} {percent}% ({done:,}/{max(done, total):,} chunks{tail})"
 
 
 class PlainProgress:
