@@ -138,7 +138,12 @@ def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> lis
                     ),
                 )
             chunks, expected, _ = large["follow"].measure(done, total)
-            bar.update(large["task"], completed=chunks, total=max(chunks, expected))
+            shown = large.get("total")
+            if shown is None or chunks > shown or abs(expected - shown) > 0.05 * shown:
+                # a new total resets rich's rate samples: only when the estimate moved
+                large["total"] = max(chunks, expected)
+                bar.update(large["task"], total=large["total"])
+            bar.update(large["task"], completed=chunks)
             bar.update(task, completed=files_done + share, description=f"{name_of(result)} {share:.0%}")
 
         try:
