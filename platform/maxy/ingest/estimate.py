@@ -27,6 +27,7 @@ from .summarize import ExtractiveSummarizer
 RATE_FILE = "ingest-rate.json"
 LONG_S = 60.0  # an ingest expected to take longer than this is announced up front
 CALIBRATION_PIECES = 8
+CALIBRATION_WARMUP = 4  # the first few calls of a fresh model run slower than the rest
 MIN_REMEMBERED_CHUNKS = 20  # a shorter run measures its start-up more than its rate
 
 
@@ -105,25 +106,27 @@ def calibrate(embedder: Any, text: str, title: str, bounds: ChunkBounds) -> floa
     of ``text`` (None when there is no embedder or it fails)."""
     if embedder is None:
         return None
-    step = max(1, len(text) // CALIBRATION_PIECES)
-    pieces = [text[i : i + bounds.target_chars] for i in range(0, len(text), step)][:CALIBRATION_PIECES]
-    pieces = [p for p in pieces if p.strip()]
-    if not pieces:
+    size = round(default_chars_per_chunk(bounds))
+    count = CALIBRATION_WARMUP + CALIBRATION_PIECES
+    step = max(1, len(text) // count)
+    pieces = [p for p in (text[i : i + size] for i in range(0, len(text), step)) if p.strip()][:count]
+    if len(pieces) <= CALIBRATION_WARMUP:
         return None
     summarizer = ExtractiveSummarizer()
     try:
-        embedder.embed([f"{title}\n\n{pieces[0][:200]}"])  # loads the model, outside the timing
-        started = time.perf_counter()
         texts = [
             embedding_text(("Chunk",), {"content": p, "summary": summarizer.summarize("chunk", p, title)}) or p
             for p in pieces
         ]
-        embedder.embed(texts)
+        for text in texts[:CALIBRATION_WARMUP]:  # loads and warms the model, outside the timing
+            embedder.embed([text])
+        started = time.perf_counter()
+        embedder.embed(texts[CALIBRATION_WARMUP:])
         seconds = time.perf_counter() - started
     except Exception as err:  # noqa: BLE001 - an estimate never stops an ingest
         log_line("ingest", "warn", level=logging.DEBUG, reason="calibration-failed", error=str(err)[:160])
         return None
-    return len(pieces) / seconds if seconds > 0 else None
+    return (len(texts) - CALIBRATION_WARMUP) / seconds if seconds > 0 else None
 
 
 def estimate(
