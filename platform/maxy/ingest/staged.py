@@ -140,6 +140,20 @@ def _staged_marks(key: str | None) -> dict[str, Any]:
     return marks
 
 
+def writer_alive(host: object, pid: object) -> bool:
+    """Whether the process that stamped a staged document still runs on this machine (another
+    process than this one)."""
+    if host != socket.gethostname() or not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -169,6 +183,7 @@ def _leftover(writer: GraphWriter, document_id: str, attachment_id: str) -> dict
         WITH d, collect(DISTINCT s) AS sections, collect(DISTINCT c) AS chunks
         WITH d, chunks, [d] + sections + chunks AS nodes
         RETURN d.{PENDING_PROPERTY} AS token, d.{STAGED_KEY} AS key, [n IN nodes | n.nodeId] AS ids,
+               d.{STAGED_HOST} AS host, d.{STAGED_PID} AS pid,
                size(chunks) AS chunks, size([n IN nodes WHERE n.embedding IS NULL]) AS bare
         """,
         staged=staged_document_id(document_id),
@@ -181,6 +196,8 @@ def _leftover(writer: GraphWriter, document_id: str, attachment_id: str) -> dict
 def _resumable(writer: GraphWriter, leftover: dict[str, Any] | None, key: str | None) -> bool:
     if leftover is None or not key or leftover["key"] != key or leftover["token"] == RETIRED:
         return False
+    if writer_alive(leftover["host"], leftover["pid"]):
+        return False  # another process writes it now: the flip refuses one of the two
     return writer.embedder is None or leftover["bare"] == 0  # a node without its vector: write it again
 
 

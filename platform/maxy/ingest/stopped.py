@@ -22,7 +22,7 @@ from ..db import Database
 from ..graph.guards import Caller, domain_guard
 from ..graph.write import PENDING_PROPERTY, GraphWriter
 from ..logs import log_line, short
-from .staged import RETIRED, STAGED_AT, STAGED_HOST, STAGED_PID, remove_tree
+from .staged import RETIRED, STAGED_AT, STAGED_HOST, STAGED_PID, remove_tree, writer_alive
 
 STALE_S = 900.0
 
@@ -79,20 +79,10 @@ class LeftIngest:
         }
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
-
-
 def _running(row: dict[str, Any], now: datetime) -> bool:
     host, pid = row["host"], row["pid"]
     if host == socket.gethostname() and isinstance(pid, int):
-        return pid != os.getpid() and _alive(pid)
+        return writer_alive(host, pid)
     try:
         last = datetime.fromisoformat(row["lastWriteAt"] or row["startedAt"] or "")
     except ValueError:
