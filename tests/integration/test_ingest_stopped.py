@@ -280,3 +280,46 @@ def test_purge_stopped_removes_them_and_leaves_a_running_one(db, account, env, t
     again = maxy(["purge", "--stopped"], env=env)
     assert again.stdout.startswith("removed ") and "other.md" in again.stdout
     assert maxy(["purge", "--stopped"], env=env).stdout.strip() == "no stopped ingest left hidden nodes"
+
+
+def test_a_replaced_version_left_after_the_switch_is_named_and_purged(db, account, env, tmp_path, monkeypatch):
+    """Stopped after its final switch: the new version is live, the old one waits hidden. An
+    ingest of the unchanged file skips it, so status points at purge --stopped."""
+    from maxy.graph.write import GraphWriter
+    from maxy.ingest import ingest_document, parse_file
+    from maxy.ingest import staged as staged_mod
+    from maxy.ingest.summarize import ExtractiveSummarizer
+
+    writer = GraphWriter(db, account, None, created_by="ingest", batch_size=int(BATCH))
+    f = write_doc(tmp_path / "guide.md", 1, sections=4)
+    ingest_document(writer, parse_file(f), "guide", summarizer=ExtractiveSummarizer())
+    write_doc(f, 2, sections=5)
+    real_remove = staged_mod.remove_tree
+
+    def stop_after_the_switch(writer, root_id, att):
+        if (
+            root_id.endswith("-retired")
+            and db.read("MATCH (d:Node {nodeId: $id}) RETURN count(d) AS n", id=root_id)[0]["n"]
+        ):
+            raise KeyboardInterrupt  # Ctrl-C right after the switch
+        return real_remove(writer, root_id, att)
+
+    monkeypatch.setattr(staged_mod, "remove_tree", stop_after_the_switch)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_document(writer, parse_file(f), "guide", summarizer=ExtractiveSummarizer())
+    monkeypatch.setattr(staged_mod, "remove_tree", real_remove)
+    hidden = graph_of(db, account.account_id, "guide")["hidden"]
+    assert hidden > 0
+
+    report = json.loads(maxy(["status", "--json"], env=env).stdout)
+    [left] = report["data"]["ingests"]
+    assert left["replacedVersion"] and left["state"] == "stopped" and left["nodes"] == hidden
+    [warning] = report["warnings"]
+    assert "guide.md (the replaced version, not yet deleted) (attachment guide" in warning
+    assert warning.endswith("'maxy purge --stopped' removes them") and "maxy ingest" not in warning
+
+    done = maxy(["purge", "--stopped", "--json"], env=env)
+    assert json.loads(done.stdout)["nodes"] == hidden
+    now = graph_of(db, account.account_id, "guide")
+    assert now["hidden"] == 0 and now["sectionCount"] == 5 and now["chunkCount"] == len(now["contents"])
+    assert json.loads(maxy(["status", "--json"], env=env).stdout)["state"] == "healthy"

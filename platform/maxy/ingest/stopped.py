@@ -142,7 +142,12 @@ def status_line(left: list[dict[str, Any]]) -> str | None:
         return None
     shown = "; ".join(_describe(x) for x in stopped[:5])
     more = f"; {len(stopped) - 5} more" if len(stopped) > 5 else ""
-    first = stopped[0]["path"] or "<file>"
+    staged = [x for x in stopped if not x["replacedVersion"]]
+    if not staged:  # the new version is live: an ingest of the unchanged file skips it
+        return (
+            f"{len(stopped)} stopped ingest(s) left hidden nodes — {shown}{more}; 'maxy purge --stopped' removes them"
+        )
+    first = staged[0]["path"] or "<file>"
     return (
         f"{len(stopped)} stopped ingest(s) left hidden nodes — {shown}{more}; the next "
         f"'maxy ingest {first}' of the same file resumes or removes them, or 'maxy purge --stopped' "
