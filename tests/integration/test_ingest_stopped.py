@@ -323,3 +323,47 @@ def test_a_replaced_version_left_after_the_switch_is_named_and_purged(db, accoun
     now = graph_of(db, account.account_id, "guide")
     assert now["hidden"] == 0 and now["sectionCount"] == 5 and now["chunkCount"] == len(now["contents"])
     assert json.loads(maxy(["status", "--json"], env=env).stdout)["state"] == "healthy"
+
+
+def test_the_bar_on_a_terminal_shows_chunks_and_the_time_left(db, account, env, tmp_path):
+    """On a terminal (a real pseudo-terminal as stderr): the estimate line above the bar, and a
+    row of the large file's chunks whose time left is rich's, from the chunks written."""
+    import pty
+
+    f = write_doc(tmp_path / "guide.md", 1)
+    cache = Path(env["MAXY_CACHE_DIR"])
+    cache.mkdir()
+    first = maxy(["ingest", str(write_doc(tmp_path / "warm.md", 1)), "--json"], env=env)
+    assert first.returncode == 0, first.stderr
+    [key] = json.loads((cache / "ingest-rate.json").read_text())  # the embedder's and summariser's
+    (cache / "ingest-rate.json").write_text(json.dumps({key: {"chunksPerSecond": 0.3, "charsPerChunk": 700}}))
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "maxy.cli", "ingest", str(f)],
+        env={**env, "COLUMNS": "160", "TERM": "xterm"},
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+    )
+    os.close(follower)
+    chunks = bytearray()
+    try:
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the process is done
+                break
+            if not data:
+                break
+            chunks.extend(data)
+    finally:
+        proc.wait(timeout=300)
+        os.close(leader)
+    assert proc.returncode == 0
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", chunks.decode("utf-8", errors="replace"))
+    assert re.search(r"guide\.md: about [\d,]+ chunks, about \d+ min at 0\.3 chunks/s", screen), screen[-2000:]
+    rows = re.findall(r"guide\.md\s+\S*\s+(\d+)/(\d+)\s+\d:\d\d:\d\d\s+(\d:\d\d:\d\d)\s+chunks", screen)
+    assert rows, screen[-2000:]
+    assert any(int(done) < int(total) for done, total, _ in rows), "a row while it was being written"
+    assert any(left != "0:00:00" for done, total, left in rows if int(done) < int(total)), "a time left, not dashes"
