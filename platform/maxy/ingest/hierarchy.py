@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -36,7 +37,7 @@ from ..graph.write import GraphWriter, NodeSpec, WriteResult
 from ..logs import log_line, short
 from .chunker import ChunkBounds
 from .commit_queue import CommitQueue
-from .estimate import Estimate, estimate, remember
+from .estimate import Estimate, default_chars_per_chunk, estimate, remember
 from .files import FileSet, collect_files
 from .identity import attachment_id_for_path, check_attachment_id, check_scope_agents, content_hash, document_node_id
 from .parse import ParsedDocument, ParsedSection, parse_file
@@ -302,9 +303,11 @@ def _finish(account_id: str, results: list[IngestResult], started: float) -> Non
 
 
 def _estimated_nodes(parsed: ParsedDocument, bounds: ChunkBounds) -> int:
-    """About how many nodes a document makes: one, plus one per section and per target-sized chunk."""
+    """About how many nodes a document makes: one, plus one per section and per chunk (chunks
+    average between the minimum and the target size: topic breaks end most of them early)."""
+    per_chunk = default_chars_per_chunk(bounds)
     sizes = [len(s.text.strip()) for s in parsed.sections if s.text.strip()]
-    return 1 + sum(1 + max(1, -(-size // bounds.target_chars)) for size in sizes)
+    return 1 + sum(1 + (1 if size <= bounds.max_chars else math.ceil(size / per_chunk)) for size in sizes)
 
 
 def _stream(writer: GraphWriter, plan: _Plan, opts: _Options) -> None:
