@@ -196,6 +196,14 @@ def test_stopped_ingest_is_named_then_resumed(db, account, env, tmp_path, sig):
     clean = clean_copy(db, account, f, env, tmp_path)
     lines = stop_after_batches(start_ingest(f, env), sig)
     assert any("[ingest] op=batch" in line for line in lines)
+    said = [
+        line for line in lines if re.match(r"guide\.md: stopped; the [\d,]+ chunks written so far stay hidden", line)
+    ]
+    if sig == signal.SIGINT:  # Ctrl-C: the command says what it leaves and the ways out
+        [line] = said
+        assert line.rstrip().endswith(f"the next 'maxy ingest {f}' resumes, or 'maxy purge --stopped' removes them")
+    else:
+        assert said == [], "a killed process says nothing"
     left = graph_of(db, account.account_id, att)
     assert left["hidden"] >= 3 * int(BATCH) and left["live"] == 0, "killed while staging"
 

@@ -82,13 +82,18 @@ def _ingest_with_lines(collected: Any, writer: Any, kwargs: dict[str, Any]) -> l
     """Piped or logged: a plain line per file, and per tenth of a large one."""
     from ..console import err
     from .hierarchy import ingest_paths
-    from .progress import PlainProgress
+    from .progress import PlainProgress, stopped_line
 
     def say(line: str) -> None:
         err.print(line, markup=False, highlight=False, soft_wrap=True)
 
     lines = PlainProgress(say, len(collected.files))
-    return ingest_paths(collected, writer, progress=lines.file_done, batch_progress=lines.batch, **kwargs)
+    try:
+        return ingest_paths(collected, writer, progress=lines.file_done, batch_progress=lines.batch, **kwargs)
+    except KeyboardInterrupt:
+        if lines.current is not None:
+            say(stopped_line(lines.current.result))
+        raise
 
 
 def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
@@ -96,7 +101,7 @@ def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> lis
 
     from ..console import err
     from .hierarchy import ingest_paths
-    from .progress import FileProgress, estimate_line, leftover_line, name_of
+    from .progress import FileProgress, estimate_line, leftover_line, name_of, stopped_line
 
     with Progress(
         TextColumn("{task.fields[what]}"),
@@ -148,6 +153,10 @@ def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> lis
 
         try:
             return ingest_paths(collected, writer, progress=progress, batch_progress=batch_progress, **kwargs)
+        except KeyboardInterrupt:
+            if "result" in large:
+                bar.console.print(stopped_line(large["result"]), markup=False, highlight=False, soft_wrap=True)
+            raise
         finally:
             restore()
 

@@ -50,6 +50,15 @@ def leftover_line(result: Any) -> str | None:
     return None
 
 
+def stopped_line(result: Any) -> str:
+    """What Ctrl-C leaves of a large file, and the ways out."""
+    path = result.path or "<file>"
+    return (
+        f"{name_of(result)}: stopped; the {result.chunks_done:,} chunks written so far stay hidden: the next "
+        f"'maxy ingest {path}' resumes, or 'maxy purge --stopped' removes them"
+    )
+
+
 @dataclass
 class FileProgress:
     """Where a large file is: chunks written of about how many, and the time left."""
