@@ -178,11 +178,21 @@ def _print_status(settings: Any, json_out: bool) -> None:
             out.print(table)
         for line in data_lines(report) + [f"note: {note}" for note in report["notes"]]:
             out.print(line, markup=False, highlight=False)
+        for warning in report["warnings"]:
+            out.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
         for problem in report["problems"]:
             out.print(f"[yellow]next step:[/yellow] {problem}", highlight=False)
-        out.print("[green]healthy[/green]" if report["healthy"] else "[red]not healthy[/red]")
+        out.print(_health_word(report))
     if not report["healthy"]:
         raise typer.Exit(1)
+
+
+def _health_word(report: dict[str, Any]) -> str:
+    if not report["healthy"]:
+        return "[red]not healthy[/red]"
+    if report["warnings"]:
+        return f"[yellow]healthy, with {len(report['warnings'])} warning(s)[/yellow]"
+    return "[green]healthy[/green]"
 
 
 def _started_line(result: Any) -> str:

@@ -198,6 +198,8 @@ class Settings(BaseSettings):
     MAXY_CHUNK_MIN_CHARS: Annotated[int | None, Field(gt=0)] = None
     MAXY_CHUNK_TARGET_CHARS: Annotated[int | None, Field(gt=0)] = None
     MAXY_CHUNK_MAX_CHARS: Annotated[int | None, Field(gt=0)] = None
+    # Nodes per transaction of `maxy ingest`; a document of more is written in bounded transactions
+    MAXY_INGEST_BATCH_NODES: Annotated[int, Field(ge=1)] = 256
 
     # The level of the [component] key=value lines on stderr; unset: WARNING for commands,
     # INFO for the MCP servers (--verbose / --quiet override it). MAXY_LOG_LEVEL is its older name.
@@ -514,6 +516,7 @@ FIXES: dict[str, str] = {
     "MAXY_CHUNK_MIN_CHARS": "set it to a number of characters, e.g. 300, or unset it",
     "MAXY_CHUNK_TARGET_CHARS": "set it to a number of characters, e.g. 1200, or unset it",
     "MAXY_CHUNK_MAX_CHARS": "set it to a number of characters, e.g. 1500, or unset it",
+    "MAXY_INGEST_BATCH_NODES": "set it to a number of nodes, e.g. 256, or unset it",
     "LOG_LEVEL": f"set it to one of {', '.join(LOG_LEVELS)}, or unset it",
     "MAXY_BM25_STATS": "set it to account (each account's own statistics, the default) or index",
 }

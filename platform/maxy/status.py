@@ -70,12 +70,35 @@ def _neo4j_status(
             indexes = list_indexes(db)
             recorded = recorded_embedder(db)
             data = collect_data_health(db, account_id)
+            data["ingests"] = _left_ingests(db, account_id)
     except MaxyError as err:
         neo["error"] = str(err)
         problems.append(str(err))
         return neo, [], None, None
     neo["knownIssues"] = [vector_filter_bug(neo.get("version"), console_log)]
     return neo, indexes, recorded, data
+
+
+def _left_ingests(db: Any, account_id: str | None) -> list[dict[str, Any]]:
+    """The account's unfinished ingests of large documents (``maxy.ingest.stopped``)."""
+    from .graph.guards import Caller
+    from .ingest.stopped import find_left_ingests
+
+    return [x.as_dict() for x in find_left_ingests(db, Caller(account_id))] if account_id else []
+
+
+def _ingest_warnings(data: dict[str, Any] | None, warnings: list[str], notes: list[str]) -> None:
+    """A stopped ingest's hidden nodes are a warning (they take room, and only an ingest or a
+    purge removes them); a running one is a note."""
+    from .ingest.stopped import running_note, status_line
+
+    left = (data or {}).get("ingests", [])
+    line = status_line(left)
+    if line:
+        warnings.append(line)
+    note = running_note(left)
+    if note:
+        notes.append(note)
 
 
 def _index_summary(indexes: list[IndexInfo], dims: int | None, problems: list[str]) -> dict[str, Any]:
@@ -144,7 +167,8 @@ def _data_notes(data: dict[str, Any] | None, neo: dict[str, Any], notes: list[st
 def collect_status(settings: Settings) -> dict[str, Any]:
     problems: list[str] = []
     notes: list[str] = []
-    report: dict[str, Any] = {"healthy": False, "problems": problems, "notes": notes}
+    warnings: list[str] = []  # healthy, but something wants doing
+    report: dict[str, Any] = {"healthy": False, "problems": problems, "warnings": warnings, "notes": notes}
 
     # Embedder first: its dimensions are what the indexes must match.
     embed_info, dims = _embedder_status(settings, problems)
@@ -167,6 +191,7 @@ def collect_status(settings: Settings) -> dict[str, Any]:
         data["auditRetentionDays"] = settings.AUDIT_RETENTION_DAYS
     report["data"] = data
     _data_notes(data, neo, notes)
+    _ingest_warnings(data, warnings, notes)
     if recorded is not None and name and recorded.get("model") != name:
         problems.append(
             f"stored vectors come from {recorded.get('model')} but the embedder is {name}: set EMBED_MODEL "
@@ -176,6 +201,7 @@ def collect_status(settings: Settings) -> dict[str, Any]:
     if neo["reachable"]:
         report["summary"] = _index_summary(indexes, dims, problems)
     report["healthy"] = not problems
+    report["state"] = "unhealthy" if problems else "warning" if warnings else "healthy"
     return report
 
 

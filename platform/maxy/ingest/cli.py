@@ -67,12 +67,34 @@ def _log_lines_above(bar: Any) -> Any:
 
 
 def _ingest_collected(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
+    import logging
+
     from ..console import err
     from .hierarchy import ingest_paths
 
-    if collected.files and err.is_terminal:  # a bar only where someone can see it
+    if not collected.files or logging.getLogger("maxy").getEffectiveLevel() > logging.WARNING:
+        return ingest_paths(collected, writer, **kwargs)  # nothing to follow, or --quiet
+    if err.is_terminal:  # a bar only where someone can see it
         return _ingest_with_bar(collected, writer, kwargs)
-    return ingest_paths(collected, writer, **kwargs)
+    return _ingest_with_lines(collected, writer, kwargs)
+
+
+def _ingest_with_lines(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
+    """Piped or logged: a plain line per file, and per tenth of a large one."""
+    from ..console import err
+    from .hierarchy import ingest_paths
+    from .progress import PlainProgress, stopped_line
+
+    def say(line: str) -> None:
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    lines = PlainProgress(say, len(collected.files))
+    try:
+        return ingest_paths(collected, writer, progress=lines.file_done, batch_progress=lines.batch, **kwargs)
+    except KeyboardInterrupt:
+        if lines.current is not None:
+            say(stopped_line(lines.current.result))
+        raise
 
 
 def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> list[Any]:
@@ -80,36 +102,78 @@ def _ingest_with_bar(collected: Any, writer: Any, kwargs: dict[str, Any]) -> lis
 
     from ..console import err
     from .hierarchy import ingest_paths
+    from .progress import FileProgress, estimate_line, leftover_line, name_of, stopped_line
 
     with Progress(
-        TextColumn("ingest"),
+        TextColumn("{task.fields[what]}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        _chunks_time_left_column(),
         TextColumn("{task.description}"),
         console=err,
         transient=True,
     ) as bar:
-        task = bar.add_task("", total=len(collected.files))
+        task = bar.add_task("", total=len(collected.files), what="ingest")
         restore = _log_lines_above(bar)
-
         files_done = 0
+        large: dict[str, Any] = {}  # the large file being written: its bar row and progress
 
         def progress(done: int, total: int, result: Any) -> None:
             nonlocal files_done
             files_done = done
-            bar.update(task, completed=done, description=Path(result.path or "").name)
+            if large.get("result") is result:
+                bar.remove_task(large.pop("task"))
+                large.clear()
+            bar.update(task, completed=done, description=name_of(result))
 
         def batch_progress(result: Any, done: int, total: int) -> None:
-            # inside a large file: the share of its text written so far
+            # inside a large file: the share of its text written so far, and its chunks below
             share = done / total if total else 1.0
-            name = Path(result.path or "").name
-            bar.update(task, completed=files_done + share, description=f"{name} {share:.0%}")
+            if large.get("result") is not result:
+                if "task" in large:
+                    bar.remove_task(large["task"])
+                for line in (leftover_line(result), estimate_line(result)):
+                    if line:
+                        bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+                large.update(
+                    result=result,
+                    follow=FileProgress(result),
+                    task=bar.add_task(
+                        "chunks", total=None, completed=result.chunks_done, what="  " + name_of(result), chunks=True
+                    ),
+                )
+            chunks, expected, _ = large["follow"].measure(done, total)
+            shown = large.get("total")
+            if shown is None or chunks > shown or abs(expected - shown) > 0.05 * shown:
+                # a new total resets rich's rate samples: only when the estimate moved
+                large["total"] = max(chunks, expected)
+                bar.update(large["task"], total=large["total"])
+            bar.update(large["task"], completed=chunks)
+            bar.update(task, completed=files_done + share, description=f"{name_of(result)} {share:.0%}")
 
         try:
             return ingest_paths(collected, writer, progress=progress, batch_progress=batch_progress, **kwargs)
+        except KeyboardInterrupt:
+            if "result" in large:
+                bar.console.print(stopped_line(large["result"]), markup=False, highlight=False, soft_wrap=True)
+            raise
         finally:
             restore()
+
+
+def _chunks_time_left_column() -> Any:
+    from rich.progress import TimeRemainingColumn
+    from rich.text import Text
+
+    class ChunksTimeLeft(TimeRemainingColumn):
+        """The time left of a large file's chunks (rich's rate over the chunks written); blank on
+        the row of files, whose sizes differ too much for a rate."""
+
+        def render(self, task: Any) -> Text:
+            return super().render(task) if task.fields.get("chunks") else Text("")
+
+    return ChunksTimeLeft()
 
 
 def _written(results: list[Any]) -> list[Any]:
@@ -226,6 +290,51 @@ def _print_preview(preview: dict[str, Any], grace_days: float, json_out: bool, a
         out.print(f"  {doc['attachmentId']}  {doc['title'] or ''}  (deleted {doc['deletedAt']})", highlight=False)
 
 
+def _purge_stopped(db: Any, validated: Any, settings: Any, dry_run: bool, json_out: bool) -> None:
+    """``maxy purge --stopped``: what stopped ingests left, deleted (or listed)."""
+    from ..console import emit_json, out
+    from ..graph.guards import Caller
+    from ..graph.write import GraphWriter
+    from .stopped import find_left_ingests, remove_stopped
+
+    try:
+        caller = Caller.from_settings(settings, validated.account_id)
+        found = find_left_ingests(db, caller)
+        stopped = [x for x in found if not x.running]
+        if not dry_run:
+            stopped = remove_stopped(GraphWriter(db, validated, None, caller=caller, created_by="ingest"), found)
+    finally:
+        db.close()
+    running = [x for x in found if x.running]
+    if json_out:
+        key = "wouldRemove" if dry_run else "removed"
+        emit_json(
+            {
+                "dryRun": dry_run,
+                key: [x.as_dict() for x in stopped],
+                "nodes": sum(x.nodes for x in stopped),
+                "running": [x.as_dict() for x in running],
+                "account": validated.ref(),
+            }
+        )
+        return
+    if not stopped:
+        out.print(f"no stopped ingest left hidden nodes in {validated.label()}", markup=False, highlight=False)
+    else:
+        verb = "would remove" if dry_run else "removed"
+        names = ", ".join(f"{x.name} (attachment {x.attachment_id}, {x.nodes:,} nodes)" for x in stopped)
+        total = sum(x.nodes for x in stopped)
+        out.print(
+            f"{verb} {total:,} hidden node(s) of {len(stopped)} stopped ingest(s) from {validated.label()}: {names}",
+            markup=False,
+            highlight=False,
+        )
+    for x in running:
+        out.print(
+            f"left alone: {x.name} (attachment {x.attachment_id}) is being written (pid {x.pid})", highlight=False
+        )
+
+
 # The commands, defined last: their options name the helpers above.
 commands = typer.Typer()  # added to the main app by register()
 
@@ -268,7 +377,8 @@ def ingest_cmd(
         # validate paths before loading the embedder
         collected = collect_files(paths, ignore=not no_ignore, as_text=as_text)
         caller = Caller.from_settings(settings, validated.account_id)  # the pins of this process
-        writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest")
+        batch = settings.MAXY_INGEST_BATCH_NODES
+        writer = GraphWriter(db, validated, _embedder(settings), caller=caller, created_by="ingest", batch_size=batch)
         summarizer = get_summarizer(settings)
         kwargs: dict[str, Any] = {
             "attachment_id": attachment_id,
@@ -329,6 +439,9 @@ def purge_cmd(
     grace_days: float = typer.Option(7, "--grace-days", min=0, help="Keep soft-deleted nodes this many days."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
     yes: bool = typer.Option(False, "--yes", help="Confirm --grace-days 0 (everything soft-deleted, at once)."),
+    stopped: bool = typer.Option(
+        False, "--stopped", help="Instead: delete the hidden nodes that stopped ingests of large files left."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """Hard-delete nodes soft-deleted longer ago than the grace period (--dry-run lists them)."""
@@ -337,6 +450,9 @@ def purge_cmd(
     from ..graph.purge import purge, purge_preview
 
     validated, db, settings = _writer_context(load_settings())
+    if stopped:
+        _purge_stopped(db, validated, settings, dry_run, json_out)
+        return
     try:
         caller = Caller.from_settings(settings, validated.account_id)
         preview = None

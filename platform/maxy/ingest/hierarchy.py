@@ -17,7 +17,10 @@ hierarchy its caller's guards admit.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -34,11 +37,12 @@ from ..graph.write import GraphWriter, NodeSpec, WriteResult
 from ..logs import log_line, short
 from .chunker import ChunkBounds
 from .commit_queue import CommitQueue
+from .estimate import Estimate, default_chars_per_chunk, estimate, remember
 from .files import FileSet, collect_files
 from .identity import attachment_id_for_path, check_attachment_id, check_scope_agents, content_hash, document_node_id
 from .parse import ParsedDocument, ParsedSection, parse_file
 from .specs import SIZE_ONLY, build_specs, stream_specs
-from .staged import StreamCounts, write_staged
+from .staged import StagedRun, StreamCounts, write_staged
 from .summarize import ExtractiveSummarizer, get_summarizer
 
 Progress = Callable[[int, int, "IngestResult"], None]
@@ -64,6 +68,12 @@ class IngestResult:
     embedded: int = 0
     ms: int = 0
     path: str | None = None
+    # a large document (written in bounded transactions): how long it was expected to take, what
+    # a stopped earlier ingest of it left (deleted, or kept and resumed), chunks in the graph so far
+    estimate: Estimate | None = None
+    removed_leftover: int = 0
+    resumed_chunks: int = 0
+    chunks_done: int = 0
 
     @property
     def ok(self) -> bool:
@@ -87,6 +97,9 @@ class IngestResult:
             "embedded": d["embedded"],
             "ms": d["ms"],
             "path": d["path"],
+            "estimate": self.estimate.as_dict(self.resumed_chunks) if self.estimate else None,
+            "removedLeftover": self.removed_leftover,
+            "resumedChunks": self.resumed_chunks,
         }
 
 
@@ -174,6 +187,13 @@ def _log_result(account_id: str, r: IngestResult) -> None:
     if r.chunking == SIZE_ONLY or r.rechunked:
         fields["chunking"] = r.chunking
         fields["rechunked"] = r.rechunked
+    if r.estimate is not None:
+        fields["estChunks"] = r.estimate.chunks
+        fields["estS"] = r.estimate.as_dict()["seconds"]
+    if r.removed_leftover:
+        fields["removedLeftover"] = r.removed_leftover
+    if r.resumed_chunks:
+        fields["resumedChunks"] = r.resumed_chunks
     if r.error:
         fields["error"] = r.error[:200]
     fields["ms"] = r.ms
@@ -284,9 +304,11 @@ def _finish(account_id: str, results: list[IngestResult], started: float) -> Non
 
 
 def _estimated_nodes(parsed: ParsedDocument, bounds: ChunkBounds) -> int:
-    """About how many nodes a document makes: one, plus one per section and per target-sized chunk."""
+    """About how many nodes a document makes: one, plus one per section and per chunk (chunks
+    average between the minimum and the target size: topic breaks end most of them early)."""
+    per_chunk = default_chars_per_chunk(bounds)
     sizes = [len(s.text.strip()) for s in parsed.sections if s.text.strip()]
-    return 1 + sum(1 + max(1, -(-size // bounds.target_chars)) for size in sizes)
+    return 1 + sum(1 + (1 if size <= bounds.max_chars else math.ceil(size / per_chunk)) for size in sizes)
 
 
 def _stream(writer: GraphWriter, plan: _Plan, opts: _Options) -> None:
@@ -306,18 +328,55 @@ def _stream(writer: GraphWriter, plan: _Plan, opts: _Options) -> None:
         source=opts.source,
     )
     report = opts.batch_progress
+    result = plan.result
+    sections = [s for s in plan.parsed.sections if s.text.strip()]
+    text_chars = sum(len(s.text.strip()) for s in sections)
+    embedder_name = getattr(writer.embedder, "name", None)
+    sample = "\n\n".join(s.text for s in sections)
+    result.estimate = estimate(
+        text_chars, opts.bounds, writer.embedder, opts.summarizer.name, sample, plan.parsed.title
+    )
+    run = StagedRun()
 
     def progress(done: int, total: int) -> None:
+        result.removed_leftover, result.resumed_chunks = run.removed, run.resumed_chunks
+        result.chunks_done = run.chunks_done
         if report is not None:
-            report(plan.result, done, total)
+            report(result, done, total)
 
-    text_chars = sum(len(s.text.strip()) for s in plan.parsed.sections)
     written = write_staged(
-        writer, specs, plan.doc_id, plan.attachment_id, counts, text_chars=text_chars, progress=progress
+        writer,
+        specs,
+        plan.doc_id,
+        plan.attachment_id,
+        counts,
+        text_chars=text_chars,
+        progress=progress,
+        key=_resume_key(plan, opts, embedder_name),
+        run=run,
     )
-    plan.result.sections, plan.result.chunks = counts.sections, counts.chunks
-    plan.result.embedded = sum(1 for w in written if w.embedded)
-    plan.result.chunking = "semantic"
+    result.sections, result.chunks = counts.sections, counts.chunks
+    result.embedded = sum(1 for w in written if w.embedded)
+    result.chunking = "semantic"
+    seconds = time.perf_counter() - run.writing_started
+    remember(embedder_name, opts.summarizer.name, counts.chunks - run.resumed_chunks, text_chars, seconds)
+
+
+def _resume_key(plan: _Plan, opts: _Options, embedder_name: str | None) -> str:
+    """What a staged copy is made from: a stopped ingest with the same key is resumed."""
+    made_from = [
+        plan.chash,
+        asdict(opts.bounds),
+        opts.summarizer.name,
+        embedder_name,
+        opts.root,
+        opts.scope,
+        opts.agents,
+        opts.source,
+        plan.parsed.relative_path,
+        plan.parsed.source_path,
+    ]
+    return hashlib.sha256(json.dumps(made_from, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def _submit(
