@@ -90,6 +90,7 @@ def test_a_docs_project_ingests_its_pages_not_its_theme_build_or_dependencies(db
     assert proc.returncode == 0, proc.stderr
     assert titles(db, account) == ["Ferry times"]
     assert proc.stderr.splitlines() == [
+        "ingest: 1/1 index.md done",  # stderr is no terminal here: a plain progress line per file
         "skipped 2 paths excluded by ignore rules (.gitignore 1, .maxyignore 1); maxy --verbose ingest lists them",
         "skipped 2 HTML templates (template tags outside code); maxy --verbose ingest lists them",
     ]
