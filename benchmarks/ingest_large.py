@@ -6,6 +6,11 @@ then holds, in the same run.
     .venv/bin/python benchmarks/ingest_large.py --dir path/to/scifact [--sizes 1 20] [--sample 600]
         [--no-embed-above MB] [--json]
 
+``--compare`` ingests each file twice more, alternating, with the embedder as it ran before
+(one text at a time on one ONNX session of one thread per core) and as it runs now (a
+one-thread run per core at once), and prints the chunks per second of each way: the
+embedder's gain as an ingest sees it.
+
 ``--no-embed-above MB`` writes files larger than MB without vectors (as during an embedder
 outage; ``maxy reindex`` fills them in later): the write path alone, for a file whose
 embedding would take longer than the run can; the printed line says so.
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +37,7 @@ from maxy.config import load_settings
 from maxy.db import Database
 from maxy.embeddings import get_embedder, without_cache
 from maxy.embeddings.base import Embedder
+from maxy.embeddings.onnx_bert import OnnxBertEmbedder, cpu_count
 from maxy.graph.schema import apply_schema
 from maxy.graph.text import embedding_text
 from maxy.graph.write import GraphWriter
@@ -120,6 +127,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=float, nargs="+", default=[1.0, 20.0], help="file sizes in MB")
     parser.add_argument("--sample", type=int, default=600, help="texts the embedder-alone baseline embeds")
     parser.add_argument("--no-embed-above", type=float, default=None, metavar="MB")
+    parser.add_argument("--compare", action="store_true", help="also time the previous embedder way, alternating")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     corpus = require_dir(parser, args.dir, "corpus.jsonl") / "corpus.jsonl"
@@ -146,8 +154,38 @@ def main() -> None:
                     + (f"ratio {f['ratio']})" if f["embedded"] else "vectors left to maxy reindex)"),
                     flush=True,
                 )
+        if args.compare:
+            figures.extend(compare_ways(db, embedder, abstracts, args.sizes, args.sample, args.json))
     if args.json:
         print(json.dumps(figures))
+
+
+def compare_ways(
+    db: Database, current: Embedder, abstracts: list[dict[str, str]], sizes: list[float], sample: int, quiet: bool
+) -> list[dict[str, Any]]:
+    """Each size ingested with the previous way and the current way, twice, alternating."""
+    if not isinstance(current, OnnxBertEmbedder):
+        raise SystemExit("--compare times the embedded ONNX models (EMBED_MODEL bge-small-en-v1.5 or all-MiniLM-L6-v2)")
+    previous = without_cache(type(current)(threads=cpu_count(), workers=1))
+    previous.embed(["warm up"])
+    ways = {"previous": previous, "current": current}
+    out = []
+    for mb in sizes:
+        rates: dict[str, list[float]] = {"previous": [], "current": []}
+        for _ in range(2):
+            for way, model in ways.items():
+                f = run_one(db, model, abstracts, mb, sample, True)
+                rates[way].append(f["chunks"] / f["ingest_s"])
+                out.append(dict(f, way=way))
+        med = {way: statistics.median(r) for way, r in rates.items()}
+        if not quiet:
+            print(
+                f"{mb:g} MB, chunks/s: previous {med['previous']:.1f} "
+                f"({', '.join(f'{r:.1f}' for r in rates['previous'])}), current {med['current']:.1f} "
+                f"({', '.join(f'{r:.1f}' for r in rates['current'])}); x{med['current'] / med['previous']:.2f}",
+                flush=True,
+            )
+    return out
 
 
 if __name__ == "__main__":
