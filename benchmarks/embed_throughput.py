@@ -29,25 +29,10 @@ from collections.abc import Callable
 
 import numpy as np
 from _scifact import add_dir_argument, require_dir
+from ingest_throughput import planned_texts as ingest_texts  # what an ingest embeds
 from maxy.config import load_settings
 from maxy.embeddings import get_embedder, without_cache
 from maxy.embeddings.onnx_bert import OnnxBertEmbedder, cpu_count
-from maxy.graph.text import embedding_text
-from maxy.ingest.chunker import ChunkBounds
-from maxy.ingest.parse import ParsedDocument, ParsedSection
-from maxy.ingest.specs import build_specs
-from maxy.ingest.summarize import ExtractiveSummarizer
-
-
-def ingest_texts(records: list[tuple[str, str, str]]) -> list[str]:
-    """What the ingest embeds for ``records`` (id, title, text): every level's text, each once."""
-    bounds, summarizer = ChunkBounds.from_env(), ExtractiveSummarizer()
-    texts: list[str] = []
-    for att, title, text in records:
-        parsed = ParsedDocument(title, [ParsedSection(title, text.strip())], None, "text/plain")
-        specs, _, _ = build_specs(parsed, att, "bench", summarizer=summarizer, bounds=bounds)
-        texts += [t for spec in specs if (t := embedding_text(spec.labels, spec.properties))]
-    return list(dict.fromkeys(texts))
 
 
 def _read_jsonl(path: os.PathLike[str], limit: int, pick: Callable[[dict], tuple]) -> list[tuple]:

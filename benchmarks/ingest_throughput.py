@@ -33,13 +33,13 @@ from maxy.graph.schema import apply_schema
 from maxy.graph.text import embedding_text
 from maxy.graph.write import GraphWriter
 from maxy.ingest.chunker import ChunkBounds
+from maxy.ingest.formats import ParsedDocument, ParsedSection
 from maxy.ingest.hierarchy import ingest_records
-from maxy.ingest.parse import ParsedDocument, ParsedSection
 from maxy.ingest.specs import build_specs
 from maxy.ingest.summarize import ExtractiveSummarizer
 
 
-def _planned_texts(records: list[tuple[str, str, str]]) -> list[str]:
+def planned_texts(records: list[tuple[str, str, str]]) -> list[str]:
     """What the ingest will embed: every level's text of every record, each once."""
     bounds, summarizer = ChunkBounds.from_env(), ExtractiveSummarizer()
     texts: list[str] = []
@@ -77,7 +77,7 @@ def main() -> None:
     embedder.embed(["warm up"])
     # The texts the ingest will keep, known beforehand, so the embedder alone is timed both
     # before and after the ingest: a load that changes during the run moves both halves alike.
-    planned = _planned_texts(records)
+    planned = planned_texts(records)
     embed_before_s = _embed_alone(embedder, planned)
 
     with tempfile.TemporaryDirectory() as tmp, Database(settings) as db:

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from maxy.errors import ValidationError
 from maxy.ingest import SUPPORTED_EXTENSIONS, parse_file
+from maxy.ingest.formats import parse_asciidoc, parse_rst
 from maxy.ingest.formats.code import LANGUAGES, split_code
 from maxy.ingest.formats.encoding import decode_text
-from maxy.ingest.parse import parse_asciidoc, parse_rst
 
 from tests.hypothesis_profile import examples
 

@@ -3,7 +3,7 @@ goes), and a summary that keeps a sentence introducing code keeps the code it in
 
 from __future__ import annotations
 
-from maxy.ingest.parse import parse_markdown
+from maxy.ingest.formats import parse_markdown
 from maxy.ingest.summarize import extractive_summary
 
 DOC = """# Environment variables

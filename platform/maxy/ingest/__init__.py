@@ -10,11 +10,7 @@ from __future__ import annotations
 from ..graph.purge import DEFAULT_GRACE_DAYS, purge
 from .chunker import ChunkBounds, chunk_text, split_sentences, split_units
 from .files import FileSet, SkippedFile, collect_files, protected_folders
-from .hierarchy import IngestResult, ingest_document, ingest_paths, ingest_record, ingest_records
-from .identity import attachment_id_for_path, content_hash, document_node_id
-from .lifecycle import restore_attachment, soft_delete_attachment
-from .listing import document_outline, list_documents
-from .parse import (
+from .formats import (
     SUPPORTED_EXTENSIONS,
     ParsedDocument,
     ParsedSection,
@@ -24,6 +20,10 @@ from .parse import (
     parse_markdown,
     parse_text,
 )
+from .hierarchy import IngestResult, ingest_document, ingest_paths, ingest_record, ingest_records
+from .identity import attachment_id_for_path, content_hash, document_node_id
+from .lifecycle import restore_attachment, soft_delete_attachment
+from .listing import document_outline, list_documents
 from .specs import build_specs
 from .summarize import ClaudeSummarizer, ExtractiveSummarizer, extractive_summary, get_summarizer
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from ..config import config_dir, get_settings
 from ..errors import ValidationError
+from .formats import AS_TEXT_HINT, SUPPORTED_EXTENSIONS, unsupported
 from .formats.encoding import looks_binary
 from .ignore import DEFAULTS, TEMPLATE_SUFFIXES, Rules, ignore_files_in, is_template, rules_for
-from .parse import AS_TEXT_HINT, SUPPORTED_EXTENSIONS, unsupported
 
 
 def _hidden(path: Path, root: Path) -> bool:

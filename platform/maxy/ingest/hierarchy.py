@@ -39,8 +39,8 @@ from .chunker import ChunkBounds
 from .commit_queue import CommitQueue
 from .estimate import Estimate, default_chars_per_chunk, estimate, remember
 from .files import FileSet, collect_files
+from .formats import ParsedDocument, ParsedSection, parse_file
 from .identity import attachment_id_for_path, check_attachment_id, check_scope_agents, content_hash, document_node_id
-from .parse import ParsedDocument, ParsedSection, parse_file
 from .specs import SIZE_ONLY, build_specs, stream_specs
 from .staged import StagedRun, StreamCounts, write_staged
 from .summarize import ExtractiveSummarizer, get_summarizer

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..config import SCOPE_VALUES
 from ..errors import ValidationError
 from ..identifiers import check_agent_slug
-from .parse import ParsedDocument
+from .formats import ParsedDocument
 
 HIERARCHY_VERSION = "1"  # part of the content hash: bump it to re-ingest everything
 MAX_ATTACHMENT_ID = 512

@@ -19,8 +19,8 @@ from ..graph.guards import node_guard
 from ..graph.write import GraphWriter
 from ..logs import log_line, short
 from .files import collect_files
+from .formats import parse_file
 from .hierarchy import ingest_document
-from .parse import parse_file
 from .specs import SIZE_ONLY
 
 

@@ -21,9 +21,9 @@ from ..embeddings.base import EmbeddingError
 from ..graph.write import Edge, NodeSpec
 from ..logs import log_line
 from .chunker import ChunkBounds, chunk_text
+from .formats import ParsedDocument, ParsedSection
 from .identity import chunk_node_id, content_hash, document_node_id, section_node_id
 from .lexical import lexical_vectors
-from .parse import ParsedDocument, ParsedSection
 from .staged import StreamCounts
 from .summarize import ExtractiveSummarizer, SummaryJob
 
