@@ -173,3 +173,10 @@ def test_the_python_api_reads_the_same_formats_and_as_text(account, settings, em
         assert read["error"] is None and read["sections"] == 1
         hits = memory.search("relief keeper supply tender", limit=3)
         assert "supply tender" in str(hits[0]["properties"])
+        pictures = tmp_path / "pictures"
+        pictures.mkdir()
+        (pictures / "a.png").write_bytes(b"\x89PNG")
+        with pytest.raises(
+            ValidationError, match=r"no supported file found in .*pictures \(skipped 1: unsupported 1\)"
+        ):
+            memory.ingest(pictures)  # nothing read is said, not answered with an empty list

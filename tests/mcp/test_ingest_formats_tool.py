@@ -41,6 +41,7 @@ async def _session(env: dict[str, str], errlog: Path, folder: Path) -> dict[str,
                 ),
                 "pdf_hit": _hits(await s.call_tool("memory-search", {"query": "diaphone horn fog", "limit": 3})),
                 "log_hit": _hits(await s.call_tool("memory-search", {"query": "Dover high water coefficient"})),
+                "empty": await s.call_tool("memory-ingest", {"paths": [str(folder / "empty")]}),
             }
 
 
@@ -50,6 +51,7 @@ def test_memory_ingest_reads_pdf_and_pptx_and_other_types_as_text(db, account, d
     for name in ("handbook.pdf", "deck.pptx"):
         shutil.copy(FIXTURES / name, folder / name)
     (folder / "tides.log").write_text("High water at Dover was 11:42 with a coefficient of ninety-four.\n")
+    (folder / "empty").mkdir()
     env = child_env(data_root, ACCOUNT_ID=account.account_id)
     out = anyio.run(_session, env, tmp_path / "server.log", folder)
     written = {Path(d["path"]).name: d for d in out["files"]["documents"] if not d["skipped"]}
@@ -61,4 +63,6 @@ def test_memory_ingest_reads_pdf_and_pptx_and_other_types_as_text(db, account, d
     assert out["as_text"]["written"] == 1
     assert "handbook.pdf" in json.dumps(out["pdf_hit"][0])
     assert "tides.log" in json.dumps(out["log_hit"][0])
+    assert out["empty"].is_error and "no supported file found in" in text(out["empty"])
+    assert "(no file in it)" in text(out["empty"])
     assert "Traceback" not in (tmp_path / "server.log").read_text()

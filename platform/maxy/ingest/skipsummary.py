@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from .files import SUPPORTED_EXTENSIONS, SkippedFile  # the types the walk reads
+from ..errors import ValidationError
+from .files import SUPPORTED_EXTENSIONS, FileSet, SkippedFile  # the types the walk reads
 
 #: reason -> how its summary line names the files
 WHAT = {
@@ -68,3 +69,12 @@ def nothing_found(folders: Sequence[Path], skipped: Sequence[SkippedFile]) -> st
     if reasons & IGNORE_REASONS:
         hints.append("--no-ignore reads ignored files and templates")
     return f"no supported file found in {where} ({left_out}); " + "; ".join(hints)
+
+
+def require_files(collected: FileSet, paths: Sequence[str | Path]) -> FileSet:
+    """``collected`` when it holds a file to ingest; otherwise the :func:`nothing_found`
+    sentence as a :class:`ValidationError` of ``paths`` (the tool and the Python API: an
+    ingest that reads nothing says so rather than answering with an empty list)."""
+    if not collected.files:
+        raise ValidationError("paths", nothing_found(collected.folders or [Path(p) for p in paths], collected.skipped))
+    return collected

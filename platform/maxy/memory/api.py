@@ -187,9 +187,11 @@ class Memory:
         are read as plain text)."""
         from ..ingest.files import collect_files
         from ..ingest.hierarchy import ingest_paths
+        from ..ingest.skipsummary import require_files
 
+        named = [str(p) for p in paths]
         results = ingest_paths(
-            collect_files([str(p) for p in paths], as_text=as_text),
+            require_files(collect_files(named, as_text=as_text), named),
             self._writer(),
             attachment_id=attachment_id,
             scope=scope,

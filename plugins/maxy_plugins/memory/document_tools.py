@@ -116,9 +116,11 @@ def memory_ingest(
 ) -> dict[str, Any]:
     from maxy.ingest.files import collect_files
     from maxy.ingest.hierarchy import ingest_paths
+    from maxy.ingest.skipsummary import require_files
 
     w = ctx.writer(f"agent:{ctx.plugin or 'memory'}:ingest")
-    files = collect_files(_check_paths(paths), as_text=asText)
+    checked = _check_paths(paths)
+    files = require_files(collect_files(checked, as_text=asText), checked)
     results = ingest_paths(files, w, attachment_id=attachmentId, scope=scope, agents=agents, source="mcp")
     return {
         "documents": [r.as_dict() for r in results],
