@@ -146,6 +146,24 @@ def test_an_enclosing_repositorys_gitignore_applies_to_a_folder_inside_it(tmp_pa
     assert files_of(outside) == ["x.tmp.md"]
 
 
+def test_a_repositorys_info_exclude_counts_below_its_gitignore_files(tmp_path: Path) -> None:
+    subprocess.run(
+        ["git", "init", "-q", str(tmp_path)], check=True, env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull}
+    )
+    (tmp_path / ".git" / "info").mkdir(exist_ok=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("scratch/\nkeep.md\n")
+    (tmp_path / ".gitignore").write_text("!keep.md\n")  # a .gitignore line wins over the exclude file
+    for rel in ("docs/guide.md", "docs/scratch/todo.md", "docs/keep.md", "scratch/top.md"):
+        put(tmp_path, rel)
+    git = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    expected = sorted(line for line in git.stdout.splitlines() if line.endswith(".md"))
+    assert expected == ["docs/guide.md", "docs/keep.md"]  # git itself is the oracle
+    assert files_of(tmp_path) == expected  # the repository's top named
+    assert files_of(tmp_path / "docs") == ["guide.md", "keep.md"]  # a folder inside it
+
+
 # -- default folders, templates, what a named path overrides ----------------------------
 def test_build_and_dependency_folders_are_skipped_unless_named(tmp_path: Path) -> None:
     put(tmp_path, "docs/index.md")

@@ -125,14 +125,29 @@ def ignore_files_in(folder: Path) -> list[tuple[Path, list[str]]]:
     return found
 
 
+def _info_exclude(top: Path) -> list[tuple[Path, list[str]]]:
+    """A repository's own exclude file (``.git/info/exclude``): lines that count like a
+    ``.gitignore`` at its top, below every ``.gitignore`` of the repository."""
+    f = top / ".git" / "info" / "exclude"
+    try:
+        return [(f, f.read_text(encoding="utf-8", errors="replace").splitlines())] if f.is_file() else []
+    except OSError:
+        return []
+
+
 def rules_for(root: Path) -> Rules:
     """The rules in force at ``root`` before its own ignore files: the default folders, then the
-    ignore files between the enclosing git repository's top folder and ``root``, unless they
-    exclude ``root`` itself (a folder named on purpose, such as a built ``site/``, is read)."""
+    repository's ``.git/info/exclude`` and the ignore files between the enclosing git
+    repository's top folder and ``root``, unless they exclude ``root`` itself (a folder named on
+    purpose, such as a built ``site/``, is read)."""
     outer = Rules(root)
+    for f, lines in _info_exclude(root):
+        outer = outer.adding(root, lines, str(f))
     top = next((d for d in root.parents if (d / ".git").exists()), None)
     if top is not None and not (root / ".git").exists():
         outer = Rules(top)
+        for f, lines in _info_exclude(top):
+            outer = outer.adding(top, lines, str(f))
         for d in [top, *[p for p in reversed(root.parents) if top in p.parents]]:
             for f, lines in ignore_files_in(d):
                 outer = outer.adding(d, lines, str(f))
