@@ -52,6 +52,7 @@ from ..graph.confine import not_writable
 from ..graph.guards import domain_guard
 from ..graph.write import PENDING_PROPERTY, GraphWriter, NodeSpec, PreparedWrite, WriteResult
 from ..logs import log_line, short
+from ..neo4j.processes import process_alive
 from .commit_queue import CommitQueue
 
 RETIRED = "retired"  # the pendingWrite mark of a replaced version awaiting deletion
@@ -145,13 +146,7 @@ def writer_alive(host: object, pid: object) -> bool:
     process than this one)."""
     if host != socket.gethostname() or not isinstance(pid, int) or pid == os.getpid():
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
+    return process_alive(pid)
 
 
 def _now() -> str:

@@ -127,6 +127,12 @@ def pid_alive(pid: int) -> bool:
             return True
         CHILDREN.pop(pid, None)
         return False
+    return process_alive(pid)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this machine runs under ``pid`` (another user's counts; a zombie
+    does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
