@@ -15,6 +15,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.cli_inprocess import maxy
+from tests.integration.test_tasks_cli import SPEC  # a task spec the store accepts
 from tests.local_http import _free_port
 from tests.plugins_fixture.helpers import CLI, ECHO, REPO, child_env, count, text
 
@@ -218,17 +219,6 @@ def test_an_import_that_brings_back_a_taken_name_warns(db, data_root: Path, tmp_
         f"warning: another account is named 'docs' ({new.account_id}): pick these accounts by id, "
         "or rename one in its account.json\n"
     )
-
-
-SPEC = {
-    "goal": "Rotate the signing key",
-    "scope_in": ["the release signing key"],
-    "scope_out": [],
-    "inputs": ["the current key's fingerprint"],
-    "outputs": ["a new key"],
-    "acceptance_criteria": ["the release job signs with the new key and refuses the old one"],
-    "risks": ["a build signed in between fails to verify"],
-}
 
 
 def test_writing_commands_name_the_account_in_their_summary(db, account, data_root: Path, tmp_path: Path) -> None:
