@@ -7,6 +7,7 @@ session held to one replica (sticky routing), as a load balancer does by ``mcp-s
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,11 @@ GET_BATCH = 50  # memory-get's most ids per call
 
 
 @pytest.fixture()
-def fleet(db, data_root: Path, tmp_path: Path):
-    with Replicas(data_root, tmp_path / "logs", 3) as replicas:
+def fleet(request: pytest.FixtureRequest, db, data_root: Path, tmp_path: Path):
+    """Three replicas; a test that needs them started otherwise names the ``env`` and ``args``
+    of every replica: ``@pytest.mark.parametrize("fleet", [{"args": [...]}], indirect=True)``."""
+    started = getattr(request, "param", {})
+    with Replicas(data_root, tmp_path / "logs", 3, env=started.get("env"), args=started.get("args", ())) as replicas:
         yield replicas
 
 
@@ -154,7 +158,10 @@ def test_a_replica_killed_mid_write_loses_no_acknowledged_write(fleet: Replicas,
         stop = asyncio.Event()
         watcher = asyncio.create_task(_watch(survivors, stop, health))
         tasks = [asyncio.create_task(w.run()) for w in writers]
+        deadline = time.monotonic() + 120
         while min(len(w.acked) for w in writers) < KILL_AFTER:  # every writer mid-run, none done
+            if time.monotonic() > deadline or any(t.done() for t in tasks):
+                break  # a writer stopped or stalls: the assertions below say which
             await asyncio.sleep(0.02)
         fleet.kill(VICTIM)
         kill_at.append(sum(len(w.acked) for w in writers))
