@@ -142,12 +142,15 @@ class SweepLoop:
     ``MAXY_SWEEP_INTERVAL_S``) it asks for the ``negotiation-sweep`` lease, which a round gets only
     when no replica started one within the last interval; the replica that gets it sweeps."""
 
-    def __init__(self, settings: Settings, db: Database, embedder: Any, interval_s: float | None = None):
+    def __init__(
+        self, settings: Settings, db: Database, embedder: Any, interval_s: float | None = None, lease: str = LEASE
+    ):
         self.settings = settings
         self.db = db
         self.embedder = embedder
         self.interval_s = settings.MAXY_SWEEP_INTERVAL_S if interval_s is None else interval_s
         self.ttl_s = lease_ttl_s(self.interval_s)
+        self.lease = lease
         self.leases = Leases(db)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -164,7 +167,7 @@ class SweepLoop:
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             try:
-                run_round(self.leases, LEASE, self._round, ttl_s=self.ttl_s, every_s=self.interval_s)
+                run_round(self.leases, self.lease, self._round, ttl_s=self.ttl_s, every_s=self.interval_s)
             except MaxyError as err:  # the database is down: the next round tries again
                 log_line("negotiation", "sweep-failed", error=str(err)[:200])
 
