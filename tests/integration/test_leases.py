@@ -39,7 +39,9 @@ def names(db):
         return made[-1]
 
     yield make
-    db.write("MATCH (l:Lease|LeaseRound) WHERE l.name IN $names DETACH DELETE l", names=made)
+    db.write(
+        "MATCH (l:Lease|LeaseRound) WHERE any(n IN $names WHERE l.name STARTS WITH n) DETACH DELETE l", names=made
+    )
 
 
 def _node(db, name: str) -> dict[str, Any]:
@@ -362,3 +364,26 @@ def test_leases_behave_as_the_model(db, ops: list[tuple[Any, ...]]) -> None:
         assert {r["round"]: [r["holder"], r["outcome"]] for r in rounds} == model.rounds
     finally:
         db.write("MATCH (l:Lease|LeaseRound {name: $name}) DETACH DELETE l", name=name)
+
+
+def test_maxy_status_shows_the_latest_round_of_each_job_and_only_this_accounts_own(db, names) -> None:
+    from maxy.status import background_line, background_rounds
+
+    clock = Clock(int(time.time() * 1000) - 30_000)  # 30 s ago by the database's clock
+    shared, mine_name, theirs = names("status"), names("status-job") + ":acc-1", names("status-job") + ":acc-2"
+    mine = Leases(db, holder="h:1:aa", clock=clock)
+    run_round(mine, shared, lambda beat: None, ttl_s=5)
+    assert mine.acquire(mine_name, 5) is not None  # its process stopped in the middle of this round
+    assert mine.acquire(theirs, 5) is not None
+    rows = {r["name"]: r for r in background_rounds(db, "acc-1") if r["name"] in (shared, mine_name, theirs)}
+    assert sorted(rows) == sorted([shared, mine_name])
+    assert rows[shared]["outcome"] == "done" and rows[shared]["finishedAt"] is not None
+    assert rows[mine_name]["job"] == mine_name.split(":")[0] and not rows[mine_name]["held"]
+    assert 29 <= rows[shared]["secondsAgo"] <= 60
+    line = background_line([rows[shared], rows[mine_name]])
+    ago = rows[shared]["secondsAgo"]
+    assert line == (
+        f"rounds    {shared} round 1 by h:1:aa {ago} s ago (done); "
+        f"{rows[mine_name]['job']} (this account) round 1 by h:1:aa {ago} s ago (stopped mid-round)"
+    )
+    assert background_line([]) == "rounds    none yet"
