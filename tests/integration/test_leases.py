@@ -39,9 +39,7 @@ def names(db):
         return made[-1]
 
     yield make
-    db.write(
-        "MATCH (l:Lease|LeaseRound) WHERE any(n IN $names WHERE l.name STARTS WITH n) DETACH DELETE l", names=made
-    )
+    db.write("MATCH (l:Lease|LeaseRound) WHERE any(n IN $names WHERE l.name STARTS WITH n) DETACH DELETE l", names=made)
 
 
 def _node(db, name: str) -> dict[str, Any]:
