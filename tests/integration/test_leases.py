@@ -385,3 +385,13 @@ def test_maxy_status_shows_the_latest_round_of_each_job_and_only_this_accounts_o
         f"{rows[mine_name]['job']} (this account) round 1 by h:1:aa {ago} s ago (stopped mid-round)"
     )
     assert background_line([]) == "rounds    none yet"
+
+
+def test_an_accounts_leases_go_when_it_is_forgotten(db, names) -> None:
+    base = names("forget")
+    mine = Leases(db, holder="a")
+    for name in (f"{base}:acc-1", f"{base}-other:acc-1", f"{base}:acc-2"):
+        assert mine.acquire(name, 1) is not None
+    assert mine.forget("acc-1") == 4  # two leases, a round each
+    rows = db.read("MATCH (l:Lease|LeaseRound) WHERE l.name STARTS WITH $b RETURN DISTINCT l.name AS n", b=base)
+    assert [r["n"] for r in rows] == [f"{base}:acc-2"]

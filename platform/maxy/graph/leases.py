@@ -98,6 +98,12 @@ RETURN r.round AS round, r.holder AS holder, r.startedAt AS startedAt, r.finishe
 ORDER BY round
 """
 
+_FORGET = """
+MATCH (l:Lease|LeaseRound) WHERE l.name ENDS WITH $suffix
+DETACH DELETE l
+RETURN count(l) AS removed
+"""
+
 _replica: tuple[int, str] | None = None
 
 
@@ -188,6 +194,10 @@ class Leases:
     def status(self, prefix: str | None = None) -> list[dict[str, Any]]:
         """Every lease (or those whose name starts with ``prefix``) as the database holds it."""
         return self.db.read(_STATUS, prefix=prefix, now=self._now())
+
+    def forget(self, owner: str) -> int:
+        """Remove the leases named ``<job>:<owner>`` and their rounds (an account purged for good)."""
+        return int(self.db.write(_FORGET, suffix=f":{owner}")[0]["removed"])
 
     def rounds(self, name: str, after: int = 0) -> list[dict[str, Any]]:
         """The kept LeaseRound records of ``name`` after round ``after``, oldest first."""
