@@ -124,7 +124,7 @@ def background_line(rounds: list[dict[str, Any]]) -> str:
     ``running`` on a lapsed lease is one whose process stopped in the middle of it."""
     told = [
         f"{r['job']}{' (this account)' if r['name'] != r['job'] else ''} round {r['round']:,} by {r['holder']} "
-        f"{r['secondsAgo']} s ago ({'stopped mid-round' if r['outcome'] == 'running' and not r['held'] else r['outcome']})"
+        f"{r['secondsAgo']:,} s ago ({'stopped mid-round' if r['outcome'] == 'running' and not r['held'] else r['outcome']})"
         for r in rounds
         if r["round"]
     ]
