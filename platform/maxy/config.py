@@ -193,6 +193,9 @@ class Settings(BaseSettings):
     # Seconds discover_opportunities spends negotiating its matches within the call; past it the
     # rest are left to the negotiation sweep (maxy serve's, or maxy negotiations sweep)
     MAXY_DISCOVERY_NEGOTIATE_S: Annotated[float, Field(ge=0)] = 60.0
+    # Seconds between rounds of `maxy serve`'s negotiation sweep; of several replicas on one
+    # database, one runs each round (a lease in Neo4j)
+    MAXY_SWEEP_INTERVAL_S: Annotated[float, Field(gt=0)] = 60.0
 
     # Chunk bounds of ingested documents, in characters (unset: the chunker's defaults)
     MAXY_CHUNK_MIN_CHARS: Annotated[int | None, Field(gt=0)] = None
@@ -513,6 +516,7 @@ FIXES: dict[str, str] = {
     **{name: "set it to a Claude model name, e.g. claude-haiku-4-5, or unset it" for name in AGENT_MODEL_VARIABLES},
     "MAXY_COMMUNITY_TIMEOUT_S": "set it to seconds above 0, e.g. 20, or unset it for each agent's own",
     "MAXY_DISCOVERY_NEGOTIATE_S": "set it to seconds, e.g. 60 (0 leaves every negotiation to the sweep)",
+    "MAXY_SWEEP_INTERVAL_S": "set it to seconds above 0, e.g. 60",
     "MAXY_CHUNK_MIN_CHARS": "set it to a number of characters, e.g. 300, or unset it",
     "MAXY_CHUNK_TARGET_CHARS": "set it to a number of characters, e.g. 1200, or unset it",
     "MAXY_CHUNK_MAX_CHARS": "set it to a number of characters, e.g. 1500, or unset it",

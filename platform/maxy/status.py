@@ -9,6 +9,7 @@ from .accounts import validate_account
 from .config import Settings
 from .data_health import collect_data_health
 from .errors import AccountError, MaxyError
+from .graph.leases import Leases
 from .graph.purge import DEFAULT_GRACE_DAYS
 from .graph.schema import FULLTEXT_INDEX, IndexInfo, expected_vector_indexes, list_indexes, recorded_embedder
 from .neo4j.known_issues import vector_filter_bug
@@ -71,6 +72,7 @@ def _neo4j_status(
             recorded = recorded_embedder(db)
             data = collect_data_health(db, account_id)
             data["ingests"] = _left_ingests(db, account_id)
+            data["background"] = background_rounds(db, account_id)
     except MaxyError as err:
         neo["error"] = str(err)
         problems.append(str(err))
@@ -85,6 +87,48 @@ def _left_ingests(db: Any, account_id: str | None) -> list[dict[str, Any]]:
     from .ingest.stopped import find_left_ingests
 
     return [x.as_dict() for x in find_left_ingests(db, Caller(account_id))] if account_id else []
+
+
+def background_rounds(db: Any, account_id: str | None) -> list[dict[str, Any]]:
+    """The latest round of each periodic job (``maxy.graph.leases``): the database-wide ones and
+    this account's own (a lease named ``<job>:<accountId>``), not other accounts'."""
+    out = []
+    for row in Leases(db).status():
+        job, _, owner = row["name"].partition(":")
+        if owner and owner != account_id:
+            continue
+        out.append(
+            {
+                "name": row["name"],
+                "job": job,
+                "round": row["round"],
+                "holder": row["holder"],
+                "startedAt": _iso(row["acquiredAt"]),
+                "finishedAt": _iso(row["releasedAt"]),
+                "outcome": row["outcome"],
+                "held": bool(row["held"]),
+                "secondsAgo": None if row["acquiredAt"] is None else round((row["now"] - row["acquiredAt"]) / 1000),
+            }
+        )
+    return out
+
+
+def _iso(epoch_ms: int | None) -> str | None:
+    from datetime import UTC, datetime
+
+    return None if epoch_ms is None else datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
+
+
+def background_line(rounds: list[dict[str, Any]]) -> str:
+    """``rounds    negotiation-sweep round 12 by host:pid:id 40 s ago (done); ...``: a round still
+    ``running`` on a lapsed lease is one whose process stopped in the middle of it."""
+    told = [
+        f"{r['job']}{' (this account)' if r['name'] != r['job'] else ''} round {r['round']:,} by {r['holder']} "
+        f"{r['secondsAgo']:,} s ago ({'stopped mid-round' if r['outcome'] == 'running' and not r['held'] else r['outcome']})"
+        for r in rounds
+        if r["round"]
+    ]
+    return "rounds    " + ("; ".join(told) or "none yet")
 
 
 def _ingest_warnings(data: dict[str, Any] | None, warnings: list[str], notes: list[str]) -> None:
@@ -242,6 +286,7 @@ def data_lines(report: dict[str, Any]) -> list[str]:
         f"vectors   from {model['recorded'] or '(none recorded)'}; embedder {model['embedder'] or '-'} "
         f"(EMBED_MODEL={model['configured']})"
     )
+    lines.append(background_line(data.get("background") or []))
     states = (report.get("summary") or {}).get("indexStates") or {}
     lines.append("indexes   " + (", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "none"))
     return lines

@@ -187,3 +187,51 @@ def test_maxy_audit_prune_command(db, account, data_root: Path, linked) -> None:
         "error: maxy audit prune: the audit trail belongs to the whole account; "
         "unset ALLOWED_SCOPES and AGENT_SLUG to prune it"
     ]
+
+
+_REPLICA_PRUNE = """
+import sys, time
+from maxy.db import Database
+from maxy.logs import configure
+from maxy.mcp.audit_retention import finish_prunes, schedule_retention
+
+configure("INFO")
+db = Database()
+db.read("RETURN 1 AS one")
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
+schedule_retention(db, sys.argv[1], 30)
+finish_prunes(db, timeout_s=60)
+"""
+
+
+def test_replicas_asking_at_once_prune_an_account_once(db, account, data_root: Path, linked) -> None:
+    import sys
+    import time
+
+    start = time.time() + 6
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _REPLICA_PRUNE, account.account_id, str(start)],
+            env=child_env(data_root),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    try:
+        errs = [p.communicate(timeout=120)[1] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    name = f"audit-prune:{account.account_id}"
+    try:
+        assert all(p.returncode == 0 for p in procs), errs
+        pruned = [line for err in errs for line in err.splitlines() if line.startswith("[audit] prune ")]
+        assert len(pruned) == 1 and "trigger=auto" in pruned[0] and "tool-calls=2" in pruned[0], errs
+        rounds = [line for err in errs for line in err.splitlines() if line.startswith(f"[lease] round name={name} ")]
+        assert len(rounds) == 1 and " round=1 " in rounds[0] and "outcome=done" in rounds[0]
+        assert _names(db, account.account_id) == ["new", "recent"]
+        assert db.read("MATCH (l:Lease {name: $n}) RETURN l.round AS r", n=name) == [{"r": 1}]
+    finally:
+        db.write("MATCH (l:Lease|LeaseRound {name: $n}) DETACH DELETE l", n=name)

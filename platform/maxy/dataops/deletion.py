@@ -21,6 +21,7 @@ from typing import Any
 
 from ..db import Database
 from ..errors import AccountError, ValidationError
+from ..graph.leases import Leases
 from ..graph.purge import DEFAULT_GRACE_DAYS, purge
 from ..logs import log_line, short
 from . import account_files
@@ -122,6 +123,7 @@ def purge_account_now(db: Database, data_root: Path, account_id: str) -> int:
             f"account {account_id}: {left} node(s) were not purged (written after the delete?): "
             "run `maxy account delete` on it again",
         )
+    Leases(db).forget(account_id)  # its jobs' rounds (the audit prune's)
     account_files.remove_deleted(data_root, account_id)
     return before
 

@@ -3,7 +3,9 @@
 By hand, ``maxy audit prune --older-than 30d``. Automatically, ``AUDIT_RETENTION_DAYS`` (default
 30; 0 keeps every ToolCall): the audit writer starts a prune in a background thread after the
 first audited call of a process, then at most once an hour per account; a tool call never waits
-for it. The age is ``createdAt`` (ISO 8601 UTC, written by the write primitive), compared as text
+for it. Every process that writes the audit trail (``maxy serve`` replicas, MCP servers) asks
+for the account's ``audit-prune:<accountId>`` lease (:mod:`maxy.graph.leases`) first, so one
+of them prunes each hour and the rest skip it. The age is ``createdAt`` (ISO 8601 UTC, written by the write primitive), compared as text
 through the ``tool_call_created`` range index, so a prune reads only the nodes it deletes.
 """
 
@@ -18,10 +20,16 @@ from typing import Any
 
 from ..db import Database
 from ..errors import ValidationError
+from ..graph.leases import Heartbeat, Leases, run_round
 from ..logs import log_line, short
 
 DEFAULT_RETENTION_DAYS = 30
 AUTO_INTERVAL_S = 3600.0
+CHECKS_PER_INTERVAL = 12  # a process asks for the lease every five minutes of an hour's interval
+# A prune renews its lease every third of this; a process killed mid-prune holds it no longer, and
+# the next hour's round (the lease's own interval) comes later anyway.
+LEASE_TTL_S = 600.0
+LEASE_PREFIX = "audit-prune:"
 PRUNE_BATCH_ROWS = 1000
 UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
@@ -108,25 +116,29 @@ def prune_tool_calls(
 
 
 _lock = threading.Lock()
-_last_run: dict[str, float] = {}  # account id -> time.monotonic() of its last automatic prune
+_last_run: dict[str, float] = {}  # account id -> time.monotonic() this process last asked for its lease
 _running: list[tuple[Database, threading.Thread]] = []  # prunes started, until finish_prunes
 
 
 def schedule_retention(
     db: Database, account_id: str, days: float, *, interval_s: float = AUTO_INTERVAL_S
 ) -> threading.Thread | None:
-    """Start an automatic prune in a daemon thread when ``days`` > 0 and none ran for this
-    account within ``interval_s``; returns the thread (None when nothing was started)."""
+    """Start an automatic prune in a daemon thread when ``days`` > 0 and this process has not
+    asked within a twelfth of ``interval_s``; the thread prunes when it gets the account's lease,
+    which no process got within ``interval_s``. Returns the thread (None when none was started)."""
     if days <= 0 or not account_id:
         return None
     now = time.monotonic()
     with _lock:
         last = _last_run.get(account_id)
-        if last is not None and now - last < interval_s:
+        if last is not None and now - last < interval_s / CHECKS_PER_INTERVAL:
             return None
         _last_run[account_id] = now
     thread = threading.Thread(
-        target=_auto_prune, args=(db, account_id, timedelta(days=days)), name="maxy-audit-retention", daemon=True
+        target=_auto_prune,
+        args=(db, account_id, timedelta(days=days), interval_s),
+        name="maxy-audit-retention",
+        daemon=True,
     )
     try:
         thread.start()
@@ -149,9 +161,12 @@ def finish_prunes(db: Database, timeout_s: float = 10.0) -> None:
         thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _auto_prune(db: Database, account_id: str, older_than: timedelta) -> None:
+def _auto_prune(db: Database, account_id: str, older_than: timedelta, interval_s: float) -> None:
+    def prune(_beat: Heartbeat) -> dict[str, Any]:
+        return prune_tool_calls(db, account_id, older_than, trigger="auto")
+
     try:
-        prune_tool_calls(db, account_id, older_than, trigger="auto")
+        run_round(Leases(db), LEASE_PREFIX + account_id, prune, ttl_s=LEASE_TTL_S, every_s=interval_s)
     except Exception as err:  # noqa: BLE001 - a background prune must never take the server down
         log_line(
             "audit",

@@ -21,6 +21,14 @@ CREATE INDEX node_name_key IF NOT EXISTS FOR (n:Node) ON (n.nameKey);
 // A community's member guard finds a member's profile and memberships by memberId.
 CREATE INDEX member_profile_member IF NOT EXISTS FOR (n:MemberProfile) ON (n.memberId);
 CREATE INDEX network_membership_member IF NOT EXISTS FOR (n:NetworkMembership) ON (n.memberId);
+// Leases (maxy/graph/leases.py): one process runs each round of a periodic job, such as the
+// negotiation sweep; outside the :Node hierarchy. One Lease per name, one LeaseRound per round.
+CREATE CONSTRAINT lease_name IF NOT EXISTS FOR (l:Lease) REQUIRE l.name IS UNIQUE;
+CREATE CONSTRAINT lease_round IF NOT EXISTS FOR (r:LeaseRound) REQUIRE (r.name, r.round) IS UNIQUE;
+// Leases (maxy/graph/leases.py): one process runs each round of a periodic job, such as the
+// negotiation sweep; outside the :Node hierarchy. One Lease per name, one LeaseRound per round.
+CREATE CONSTRAINT lease_name IF NOT EXISTS FOR (l:Lease) REQUIRE l.name IS UNIQUE;
+CREATE CONSTRAINT lease_round IF NOT EXISTS FOR (r:LeaseRound) REQUIRE (r.name, r.round) IS UNIQUE;
 
 // ---- One cosine HNSW vector index per indexed label ----
 // accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside

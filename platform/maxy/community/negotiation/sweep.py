@@ -1,6 +1,8 @@
 """The sweep: fire the negotiation timers that are due and resume negotiations a stopped process
 left mid-step. ``maxy negotiations sweep`` runs it once; ``maxy serve`` runs it in the
-background (:class:`SweepLoop`).
+background (:class:`SweepLoop`, every ``MAXY_SWEEP_INTERVAL_S``). Of several ``maxy serve``
+replicas on one database, one runs each round: a round takes the ``negotiation-sweep`` lease
+(:mod:`maxy.graph.leases`), and the others skip it.
 
 - ``claim`` due: the turn returns to the queue (``claimed`` -> ``waiting_for_agent``) and the
   fallback timer is set again for 24 hours after the turn was first parked.
@@ -21,13 +23,22 @@ from ...accounts import list_accounts, validate_account
 from ...config import Settings
 from ...db import Database
 from ...errors import MaxyError
+from ...graph.leases import Heartbeat, Leases, run_round
 from ...logs import log_line, short
 from . import state as st
 from .engine import Negotiations
 from .timers import Timer
 
 MAX_ROUNDS = 10  # a claim expiring past its fallback fires both in one sweep
-LOOP_INTERVAL_S = 60.0
+LEASE = "negotiation-sweep"
+MIN_LEASE_TTL_S = 2.0
+
+
+def lease_ttl_s(interval_s: float) -> float:
+    """Two intervals (at least 2 s): renewed every third of it while a round runs, so a slow
+    database stalls a renewal without losing the round; a replica killed mid-round delays the
+    next round by at most two intervals."""
+    return max(2 * interval_s, MIN_LEASE_TTL_S)
 
 
 def _fire(negotiations: Negotiations, timer: Timer) -> str:
@@ -127,13 +138,20 @@ def sweep(negotiations: Negotiations) -> dict[str, Any]:
 
 
 class SweepLoop:
-    """``maxy serve``'s background sweep of every account (every ``interval_s``)."""
+    """``maxy serve``'s background sweep of every account: every ``interval_s`` (default
+    ``MAXY_SWEEP_INTERVAL_S``) it asks for the ``negotiation-sweep`` lease, which a round gets only
+    when no replica started one within the last interval; the replica that gets it sweeps."""
 
-    def __init__(self, settings: Settings, db: Database, embedder: Any, interval_s: float = LOOP_INTERVAL_S):
+    def __init__(
+        self, settings: Settings, db: Database, embedder: Any, interval_s: float | None = None, lease: str = LEASE
+    ):
         self.settings = settings
         self.db = db
         self.embedder = embedder
-        self.interval_s = interval_s
+        self.interval_s = settings.MAXY_SWEEP_INTERVAL_S if interval_s is None else interval_s
+        self.ttl_s = lease_ttl_s(self.interval_s)
+        self.lease = lease
+        self.leases = Leases(db)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -148,9 +166,17 @@ class SweepLoop:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
-            for entry in list_accounts(self.settings.data_root):
-                try:
-                    account = validate_account(self.settings.data_root, entry.account_id)
-                    sweep(Negotiations(self.db, account, self.settings, embedder=self.embedder))
-                except (MaxyError, OSError) as err:  # the next round tries again
-                    log_line("negotiation", "sweep-failed", accountId=short(entry.account_id), error=str(err)[:200])
+            try:
+                run_round(self.leases, self.lease, self._round, ttl_s=self.ttl_s, every_s=self.interval_s)
+            except MaxyError as err:  # the database is down: the next round tries again
+                log_line("negotiation", "sweep-failed", error=str(err)[:200])
+
+    def _round(self, beat: Heartbeat) -> None:
+        for entry in list_accounts(self.settings.data_root):
+            if beat.lost.is_set() or self._stop.is_set():
+                return  # another replica has the lease now (or the server stops): it carries on
+            try:
+                account = validate_account(self.settings.data_root, entry.account_id)
+                sweep(Negotiations(self.db, account, self.settings, embedder=self.embedder))
+            except (MaxyError, OSError) as err:  # the next round tries again
+                log_line("negotiation", "sweep-failed", accountId=short(entry.account_id), error=str(err)[:200])
