@@ -21,6 +21,13 @@ CREATE INDEX node_name_key IF NOT EXISTS FOR (n:Node) ON (n.nameKey);
 // A community's member guard finds a member's profile and memberships by memberId.
 CREATE INDEX member_profile_member IF NOT EXISTS FOR (n:MemberProfile) ON (n.memberId);
 CREATE INDEX network_membership_member IF NOT EXISTS FOR (n:NetworkMembership) ON (n.memberId);
+// Console sessions and one-time login links (maxy.webconsole), kept in the graph so every
+// `maxy serve` replica sharing it knows them: found by the digest of the cookie or link; expired
+// ones are deleted a small batch at a time, found through `expires`. Neither is a :Node.
+CREATE CONSTRAINT console_session_digest IF NOT EXISTS FOR (s:ConsoleSession) REQUIRE s.digest IS UNIQUE;
+CREATE INDEX console_session_expires IF NOT EXISTS FOR (s:ConsoleSession) ON (s.expires);
+CREATE CONSTRAINT console_login_digest IF NOT EXISTS FOR (l:ConsoleLogin) REQUIRE l.digest IS UNIQUE;
+CREATE INDEX console_login_expires IF NOT EXISTS FOR (l:ConsoleLogin) ON (l.expires);
 
 // ---- One cosine HNSW vector index per indexed label ----
 // accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside
