@@ -115,9 +115,7 @@ class ConsoleSessions:
             return None
         seen = int(row["seen"])
         if now - seen > TOUCH_MS:
-            touched = self.db.write(
-                TOUCH, digest=digest, touchMs=TOUCH_MS, idle=self.idle_ms, maxAge=self.max_age_ms
-            )
+            touched = self.db.write(TOUCH, digest=digest, touchMs=TOUCH_MS, idle=self.idle_ms, maxAge=self.max_age_ms)
             seen = int(touched[0]["seen"]) if touched else seen
         return ConsoleSession(str(row["accountId"]), str(row["keyId"]), str(row["csrf"]), int(row["created"]), seen)
 
