@@ -293,3 +293,28 @@ def test_stateful_sessions_are_each_replica_own(db, replicas: Replicas) -> None:
         same = httpx.post(f"{a}/mcp", json=ping, headers={**headers, "mcp-session-id": session}, timeout=30)
         other = httpx.post(f"{b}/mcp", json=ping, headers={**headers, "mcp-session-id": session}, timeout=30)
         assert same.status_code == 200 and other.status_code == 404
+
+
+KEY_WRITER = """
+import sys, time
+from pathlib import Path
+from maxy.serving.keys import create_api_key
+time.sleep(max(0.0, float(sys.argv[4]) - time.time()))  # both start writing at the same moment
+for _ in range(int(sys.argv[3])):
+    create_api_key(Path(sys.argv[1]), sys.argv[2], role="admin")
+"""
+
+
+def test_two_processes_creating_keys_at_once_lose_none(replicas: Replicas) -> None:
+    """Two commands on one DATA_ROOT (as on two machines sharing it) change one key file in turn."""
+    import subprocess
+    import sys
+
+    from maxy.serving.keys import list_api_keys
+
+    before = len(list_api_keys(replicas.root, replicas.account_id))
+    start = str(time.time() + 5)
+    command = [sys.executable, "-c", KEY_WRITER, str(replicas.root), replicas.account_id, "40", start]
+    writers = [subprocess.Popen(command, stderr=subprocess.DEVNULL) for _ in range(2)]
+    assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
+    assert len(list_api_keys(replicas.root, replicas.account_id)) == before + 80
