@@ -41,10 +41,11 @@ class Site:
     admin_secret: str
     public: ApiKey  # role public, agent concierge, scope public
     scoped_admin: ApiKey  # role admin, pinned to the public scope
+    db: Any  # where the login links are kept
     ids: dict[str, str] = field(default_factory=dict)
 
     def login_url(self, key: ApiKey) -> str:
-        return f"{self.base}/console/login?token={mint_login(self.data_root, key.account_id, key.key_id)}"
+        return f"{self.base}/console/login?token={mint_login(self.db, key.account_id, key.key_id)}"
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +154,7 @@ async def _seed(url: str, secret: str, handbook: Path) -> dict[str, str]:
 
 
 @contextmanager
-def console_site(account: ValidatedAccount, data_root: Path) -> Iterator[Site]:
+def console_site(account: ValidatedAccount, data_root: Path, db: Any) -> Iterator[Site]:
     """The served app, seeded; the keys are made before it starts."""
     secret, admin = create_api_key(data_root, account.account_id, role="admin")
     _, public = create_api_key(data_root, account.account_id, role="public", agent_slug="concierge")
@@ -164,7 +165,7 @@ def console_site(account: ValidatedAccount, data_root: Path) -> Iterator[Site]:
     handbook.write_text(DOCUMENT, encoding="utf-8")
     with serve_app(app) as base:
         ids = anyio.run(_seed, f"{base}/mcp", secret, handbook)
-        yield Site(base, data_root, account, admin, secret, public, scoped, ids)
+        yield Site(base, data_root, account, admin, secret, public, scoped, db, ids)
 
 
 def served_console(db: Any, tmp_path_factory: Any) -> Iterator[Site]:
@@ -177,7 +178,7 @@ def served_console(db: Any, tmp_path_factory: Any) -> Iterator[Site]:
     root.mkdir()
     account = validate_account(root, create_account(root, "console").account_id)
     try:
-        with console_site(account, root) as served:
+        with console_site(account, root, db) as served:
             yield served
     finally:
         purge_account(db, account.account_id)

@@ -204,6 +204,10 @@ class Settings(BaseSettings):
     # Nodes per transaction of `maxy ingest`; a document of more is written in bounded transactions
     MAXY_INGEST_BATCH_NODES: Annotated[int, Field(ge=1)] = 256
 
+    # `maxy serve` answers each /mcp request without an MCP session, so any of several replicas
+    # behind a load balancer answers any request (maxy serve --stateless sets it too)
+    MAXY_MCP_STATELESS: bool = False
+
     # The level of the [component] key=value lines on stderr; unset: WARNING for commands,
     # INFO for the MCP servers (--verbose / --quiet override it). MAXY_LOG_LEVEL is its older name.
     LOG_LEVEL: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "MAXY_LOG_LEVEL"))
@@ -575,7 +579,7 @@ def settings_error(err: PydanticValidationError) -> SettingsError:
         reason = shown + _TYPE_REASONS.get(first["type"], str(first["msg"]).lower())
     if bound:
         fix = "set it to a number " + _BOUNDS[bound].format(f"{first['ctx'][bound]:g}")
-    elif name.startswith("MAXY_GS_"):
+    elif name.startswith("MAXY_GS_") or name == "MAXY_MCP_STATELESS":
         fix = "set it to true or false"
     else:
         fix = FIXES.get(name, "") or _default_fix(name)

@@ -83,16 +83,25 @@ def test_login_link_opens_once_and_sets_a_strict_session_cookie(site: Site) -> N
         assert other.get("/console/search").status_code == 401
         assert other.get("/console/login?token=' OR 1=1 --").status_code == 401
         assert other.get("/console/login").status_code == 401
-        logins = site.data_root / "console" / "logins.json"
-        stamp = logins.stat().st_mtime_ns
-        for _ in range(3):  # unknown tokens of the right shape rewrite nothing
+        before = _logins(site)
+        for _ in range(3):  # unknown tokens of the right shape write nothing
             refused = other.post("/console/login", data={"token": "A" * 43}, headers={"origin": site.base})
             assert refused.status_code == 401
-        assert logins.stat().st_mtime_ns == stamp and oct(logins.stat().st_mode & 0o777) == "0o600"
+        assert _logins(site) == before
+        assert before and not any(token in str(value) for row in before for value in row.values())  # digests only
+
+
+def _logins(site: Site) -> list[dict]:
+    """Every stored login link of the site's account, as stored."""
+    rows = site.db.read(
+        "MATCH (l:ConsoleLogin {accountId: $acc}) RETURN properties(l) AS p ORDER BY l.digest",
+        acc=site.account.account_id,
+    )
+    return [r["p"] for r in rows]
 
 
 def test_an_expired_link_and_a_link_for_a_revoked_key_open_nothing(site: Site) -> None:
-    expired = mint_login(site.data_root, site.account.account_id, site.admin.key_id, ttl=timedelta(seconds=-1))
+    expired = mint_login(site.db, site.account.account_id, site.admin.key_id, ttl=timedelta(seconds=-1))
     _, doomed = create_api_key(site.data_root, site.account.account_id, role="admin")
     link = site.login_url(doomed)
     revoke_api_key(site.data_root, doomed.key_id)

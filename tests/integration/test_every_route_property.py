@@ -63,6 +63,7 @@ class World:
     cookie: dict[str, str]
     csrf: str
     folder: Path
+    db: Any  # where the console's login links are kept
     names: list[str] = field(default_factory=list)  # ids, slugs and key ids worth trying as path values
 
     @property
@@ -73,7 +74,7 @@ class World:
         """A fresh console session of the admin key: (its Cookie header, its CSRF token)."""
         from maxy.webconsole.login import mint_login
 
-        link = f"{self.base}/console/login?token={mint_login(self.root, self.account_id, self.key_ids['admin'])}"
+        link = f"{self.base}/console/login?token={mint_login(self.db, self.account_id, self.key_ids['admin'])}"
         with httpx.Client(timeout=120) as browser:
             assert open_link(browser, link).status_code == 303
             page = browser.get(f"{self.base}/console/documents")
@@ -117,7 +118,7 @@ def world(db, embedder, tmp_path_factory) -> Iterator[World]:
             ids["negotiation"] = negotiation["negotiationId"]
             from maxy.webconsole.login import mint_login
 
-            link = f"{base}/console/login?token={mint_login(root, account.account_id, admin_record.key_id)}"
+            link = f"{base}/console/login?token={mint_login(db, account.account_id, admin_record.key_id)}"
             assert open_link(browser, link).status_code == 303
             page = browser.get(f"{base}/console/documents")
             csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
@@ -125,7 +126,7 @@ def world(db, embedder, tmp_path_factory) -> Iterator[World]:
             names = [*ids.values(), *key_ids.values(), "concierge", "vip", "handbook"]
             pickup = f"{base}/api/agents/{key_ids['bob']}/negotiations/pickup"  # bob's turn waits for an answer
             assert browser.post(pickup, headers={"x-api-key": keys["bob"]}).status_code == 200
-            yield World(base, app, root, account.account_id, keys, ids, key_ids, cookie, csrf, folder, names)
+            yield World(base, app, root, account.account_id, keys, ids, key_ids, cookie, csrf, folder, db, names)
     finally:
         purge_account(db, account.account_id)
 

@@ -357,6 +357,12 @@ def serve(
     profile: list[str] = typer.Option(
         None, "--profile", help=_PROFILE_HELP + " A key made with --profile is served its own."
     ),
+    stateless: bool = typer.Option(
+        False,
+        "--stateless",
+        help="Answer each /mcp request without an MCP session, so any of several replicas answers any "
+        "request (default: MAXY_MCP_STATELESS).",
+    ),
 ) -> None:
     """Serve the MCP tools over streamable HTTP at /mcp (Authorization: Bearer <key> or x-api-key) in a
     FastAPI app; /docs and /openapi.json describe it."""
@@ -364,7 +370,7 @@ def serve(
 
     _check_address(host, port)
     loaded, profiles = served_plugins(plugins, module, profile)
-    serve_http(loaded, host=host, port=port, profiles=profiles)
+    serve_http(loaded, host=host, port=port, profiles=profiles, stateless=True if stateless else None)
 
 
 def _check_address(host: str, port: int) -> None:

@@ -9,6 +9,10 @@ public (read-only, publicAllowlist) one. A session (``mcp-session-id``) answers 
 opened it; to any other key it is an unknown session. The active conversation of a call (what
 session-compact writes to) is the ``x-maxy-session-id`` header, else the MCP session. A body
 that is not one JSON-RPC message gets a JSON-RPC error (400).
+
+Stateless (``MAXY_MCP_STATELESS``, ``maxy serve --stateless``): no MCP session is opened or
+kept, each request is served on its own, so any replica behind a load balancer answers any
+request; the key is still resolved and pinned on every request and every tool call.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from ..errors import ConfigError
 from ..logs import log_line
 from ..plugins.api import COMMUNITY_PLUGIN, ROLES, Role, ToolContext, ToolError
 from ..serving.auth import UNKNOWN_KEY, context_for_key, presented_key, unauthorized
-from ..serving.keys import ApiKeyStore
+from ..serving.keys import ApiKey, ApiKeyStore
 from ..serving.parts import Parts
 from .audit_retention import finish_prunes
 from .server import MaxyMCPServer, create_mcp_server
@@ -47,7 +51,9 @@ class KeyContexts:
         self.store = store
         self.db = db
         self.embedder = embedder
-        self._contexts: dict[tuple[str, str], ToolContext] = {}
+        # (the key's whole record, plugin) -> its context: a record edited in the key file builds a
+        # new one; a revoked key never reaches it, as the key is resolved on every call first
+        self._contexts: dict[tuple[ApiKey, str], ToolContext] = {}
         self._lock = threading.Lock()
 
     def __call__(self, plugin: str, headers: Mapping[str, str] | None) -> ToolContext:
@@ -58,14 +64,14 @@ class KeyContexts:
         if record.role != self.role:
             raise ToolError(f"API key: this key has the {record.role} role, not {self.role}")
         with self._lock:
-            ctx = self._contexts.get((record.key_id, plugin))
+            ctx = self._contexts.get((record, plugin))
             if ctx is None:
                 try:
                     ctx = context_for_key(self.settings, record, db=self.db, embedder=self.embedder)
                 except ConfigError as unusable:  # a public key whose record lost its pins
                     raise ToolError(f"API key: {unusable}") from None
                 ctx = replace(ctx, plugin=plugin)
-                self._contexts[(record.key_id, plugin)] = ctx
+                self._contexts[(record, plugin)] = ctx
         conversation = (headers or {}).get(CONVERSATION_HEADER) or (headers or {}).get(SESSION_HEADER)
         return replace(ctx, session_node_id=conversation.strip()) if conversation and conversation.strip() else ctx
 
@@ -90,12 +96,13 @@ class KeyProfiles:
 
 
 class McpEndpoint:
-    """ASGI endpoint at /mcp: authenticate, hold each session to the key that opened it, answer
-    an undecodable body, then hand the request to the key's role server."""
+    """ASGI endpoint at /mcp: authenticate, hold each session to the key that opened it (when
+    sessions are kept), answer an undecodable body, then hand the request to the key's role server."""
 
-    def __init__(self, servers: Mapping[str, MaxyMCPServer], store: ApiKeyStore):
+    def __init__(self, servers: Mapping[str, MaxyMCPServer], store: ApiKeyStore, *, stateless: bool = False):
         self.servers = servers
         self.store = store
+        self.stateless = stateless  # no session to hold: the SDK serves each request on its own
         self._owners: dict[str, str] = {}  # mcp-session-id -> the key id that opened the session
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -111,7 +118,8 @@ class McpEndpoint:
             await unauthorized(problem)(scope, receive, send)
             return
         manager = self.servers[record.role].session_manager
-        scope, send = self._hold_session(scope, send, record.key_id, headers.get(SESSION_HEADER))
+        if not self.stateless:
+            scope, send = self._hold_session(scope, send, record.key_id, headers.get(SESSION_HEADER))
         if scope["method"] != "POST":
             await manager.handle_request(scope, receive, send)
             return
@@ -180,7 +188,8 @@ def _replay(messages: list[Any], receive: Any) -> Any:
 
 def mount_mcp(app: Any, parts: Parts) -> None:
     """Add ``/mcp`` to the server's app: one MCP server per role, each caller served the tool
-    profiles of its key, else the server's; their session managers run for the app's life."""
+    profiles of its key, else the server's; their session managers run for the app's life
+    (``parts.stateless``: without MCP sessions)."""
     from starlette.routing import Route
 
     servers: dict[str, MaxyMCPServer] = {}
@@ -191,10 +200,13 @@ def mount_mcp(app: Any, parts: Parts) -> None:
             KeyContexts(parts.settings, role, parts.store, parts.db, parts.embedder),
             request_profiles=KeyProfiles(parts.store, parts.profiles),
         )
-        servers[role].streamable_http_app(streamable_http_path=MCP_PATH, host=parts.host)  # builds its session manager
+        # builds its session manager; stateless, it opens no MCP session
+        servers[role].streamable_http_app(
+            streamable_http_path=MCP_PATH, host=parts.host, stateless_http=parts.stateless
+        )
         parts.running.append(servers[role].session_manager.run)
     parts.tools.update({role: sorted(server.maxy_tools) for role, server in servers.items()})
     parts.stopping.append(lambda: finish_prunes(parts.db))
-    endpoint = McpEndpoint(servers, parts.store)
+    endpoint = McpEndpoint(servers, parts.store, stateless=parts.stateless)
     app.router.routes.append(Route(MCP_PATH, endpoint=endpoint))
     app.router.routes.append(Route(MCP_PATH + "/", endpoint=endpoint))

@@ -25,10 +25,13 @@ CREATE INDEX network_membership_member IF NOT EXISTS FOR (n:NetworkMembership) O
 // negotiation sweep; outside the :Node hierarchy. One Lease per name, one LeaseRound per round.
 CREATE CONSTRAINT lease_name IF NOT EXISTS FOR (l:Lease) REQUIRE l.name IS UNIQUE;
 CREATE CONSTRAINT lease_round IF NOT EXISTS FOR (r:LeaseRound) REQUIRE (r.name, r.round) IS UNIQUE;
-// Leases (maxy/graph/leases.py): one process runs each round of a periodic job, such as the
-// negotiation sweep; outside the :Node hierarchy. One Lease per name, one LeaseRound per round.
-CREATE CONSTRAINT lease_name IF NOT EXISTS FOR (l:Lease) REQUIRE l.name IS UNIQUE;
-CREATE CONSTRAINT lease_round IF NOT EXISTS FOR (r:LeaseRound) REQUIRE (r.name, r.round) IS UNIQUE;
+// Console sessions and one-time login links (maxy.webconsole), kept in the graph so every
+// `maxy serve` replica sharing it knows them: found by the digest of the cookie or link; expired
+// ones are deleted a small batch at a time, found through `expires`. Neither is a :Node.
+CREATE CONSTRAINT console_session_digest IF NOT EXISTS FOR (s:ConsoleSession) REQUIRE s.digest IS UNIQUE;
+CREATE INDEX console_session_expires IF NOT EXISTS FOR (s:ConsoleSession) ON (s.expires);
+CREATE CONSTRAINT console_login_digest IF NOT EXISTS FOR (l:ConsoleLogin) REQUIRE l.digest IS UNIQUE;
+CREATE INDEX console_login_expires IF NOT EXISTS FOR (l:ConsoleLogin) ON (l.expires);
 
 // ---- One cosine HNSW vector index per indexed label ----
 // accountId is an additional (filter) property: SEARCH ... WHERE n.accountId = $acc filters inside

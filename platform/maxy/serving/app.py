@@ -79,10 +79,12 @@ def create_app(
     host: str = "127.0.0.1",
     profiles: Sequence[str] | None = None,
     routers: Sequence[Router] = ROUTERS,
+    stateless: bool | None = None,
 ) -> Any:
     """The FastAPI app of ``maxy serve``: every router of ``routers`` mounted, ``/health`` and
     ``/health/live``, and ``/openapi.json`` and ``/docs`` describing them (``/mcp`` included).
-    An API key is served the tool profiles it was made with, else ``profiles`` (all tools)."""
+    An API key is served the tool profiles it was made with, else ``profiles`` (all tools).
+    ``stateless`` (None: ``MAXY_MCP_STATELESS``): ``/mcp`` keeps no MCP session between requests."""
     from fastapi import FastAPI
 
     from .. import __version__
@@ -95,7 +97,14 @@ def create_app(
     check_specialists(plugins, settings)  # before anything is opened: drift refuses the start
     db = Database(settings)
     parts = Parts(
-        settings, plugins, ApiKeyStore(settings.data_root), db, _embedder(settings), host, tuple(profiles or (ALL,))
+        settings,
+        plugins,
+        ApiKeyStore(settings.data_root),
+        db,
+        _embedder(settings),
+        host,
+        tuple(profiles or (ALL,)),
+        stateless=settings.MAXY_MCP_STATELESS if stateless is None else stateless,
     )
 
     @asynccontextmanager
@@ -182,15 +191,19 @@ def serve_http(
     host: str = "127.0.0.1",
     port: int = 8765,
     profiles: Sequence[str] | None = None,
+    stateless: bool | None = None,
 ) -> None:
-    """Run the app with uvicorn on ``host:port`` (a warning when it is not a loopback address)."""
+    """Run the app with uvicorn on ``host:port`` (a warning when it is not a loopback address);
+    ``stateless`` as :func:`create_app` takes it."""
     import uvicorn
 
     from ..mcp.http import MCP_PATH
     from ..mcp.profiles import ALL
 
     served = tuple(profiles or (ALL,))
-    app = create_app(plugins, host=host, profiles=served)
+    settings = load_settings()
+    stateless = settings.MAXY_MCP_STATELESS if stateless is None else stateless
+    app = create_app(plugins, settings, host=host, profiles=served, stateless=stateless)
     log_line(
         "mcp-http",
         "serve",
@@ -199,6 +212,7 @@ def serve_http(
         path=MCP_PATH,
         plugins=[p.name for p in plugins],
         profiles=",".join(served),
+        mcpSessions="none" if stateless else "kept",
     )
     if not _loopback(host):
         log_line(

@@ -8,6 +8,7 @@ file, where it is wrong and the fix; readers count it as no keys (with one warni
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import json
@@ -15,7 +16,8 @@ import logging
 import re
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any
 from ..accounts import accounts_dir, list_accounts, read_account, validate_account
 from ..config import MEMBER_ID_PATTERN, SCOPE_VALUES, TASK_ROLE_VALUES
 from ..errors import ConfigError, ValidationError
-from ..fsfaults import atomic_write
+from ..fsfaults import atomic_write, describe
 from ..identifiers import NAME_RE, check_agent_slug
 from ..logs import log_line, short
 from ..plugins.api import ROLES, Role
@@ -137,6 +139,22 @@ def _read_keys(path: Path) -> list[dict[str, Any]]:
         return []
 
 
+@contextmanager
+def _changing(path: Path) -> Iterator[None]:
+    """This process's lock, then the key file's lock file: two commands changing one account's
+    keys, in one process or in several (on a shared DATA_ROOT too, where its file system locks),
+    take turns, so neither loses the other's change."""
+    lock_path = path.with_name(".api-keys.lock")
+    with _lock:
+        try:
+            lock = open(lock_path, "w")  # noqa: SIM115 - held for the block, closed below
+        except OSError as err:
+            raise ConfigError(describe(err, lock_path, action="write", setting="DATA_ROOT")) from None
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+
 def _write_keys(path: Path, keys: list[dict[str, Any]]) -> None:
     atomic_write(path, json.dumps({"keys": keys}, indent=2) + "\n", mode=0o600, setting="DATA_ROOT")
 
@@ -238,7 +256,7 @@ def create_api_key(
         profiles=tuple(profiles) if profiles else None,
     )
     path = _keys_path(data_root, account.account_id)
-    with _lock:
+    with _changing(path):
         keys = _load_keys(path)
         keys.append(
             {
@@ -286,7 +304,7 @@ def revoke_api_key(data_root: Path, key_id: str) -> bool:
     unreadable: KeyFileError | None = None
     for account in list_accounts(data_root):
         path = _keys_path(data_root, account.account_id)
-        with _lock:
+        with _changing(path):
             try:
                 keys = _load_keys(path)
             except KeyFileError as err:

@@ -31,6 +31,7 @@ class Parts:
     embedder: Any
     host: str
     profiles: tuple[str, ...]
+    stateless: bool = False  # /mcp answers each request without an MCP session
     running: list[Callable[[], AbstractAsyncContextManager[Any]]] = field(default_factory=list)
     background: list[Background] = field(default_factory=list)
     stopping: list[Callable[[], None]] = field(default_factory=list)

@@ -28,9 +28,11 @@ from .views import (
 
 
 async def logout(console: Console, request: Any, view: View) -> Any:
+    from starlette.concurrency import run_in_threadpool
+
     if await checked_form(request, view) is None:
         return console.page(request, view, "error.html", code=403, message="the form is stale: reload the page")
-    console.sessions.close(request.cookies.get(COOKIE))
+    await run_in_threadpool(console.sessions.close, request.cookies.get(COOKIE))  # on every replica
     log_line("console", "logout", keyId=view.key.key_id)
     response = signed_out(request)
     response.status_code = 200
@@ -65,13 +67,13 @@ def mount_console(app: Any, settings: Settings, store: ApiKeyStore, db: Database
         form = await read_form(request)
         used = None
         if same_origin(request):
-            used = await run_in_threadpool(consume_login, settings.data_root, str(form.get("token") or ""))
-        key = store.by_id(used.account_id, used.key_id) if used else None
+            used = await run_in_threadpool(consume_login, db, str(form.get("token") or ""))
+        key = await run_in_threadpool(store.by_id, used.account_id, used.key_id) if used else None
         if used is None or key is None or not key.holds_view:
             log_line("console", "login-refused", level=logging.WARNING)
             return signed_out(request)
-        console.sessions.close(request.cookies.get(COOKIE))  # the browser's earlier session, if any
-        cookie, _ = console.sessions.open(key.account_id, key.key_id)
+        await run_in_threadpool(console.sessions.close, request.cookies.get(COOKIE))  # the browser's earlier one
+        cookie, _ = await run_in_threadpool(console.sessions.open, key.account_id, key.key_id)
         log_line("console", "login", accountId=short(key.account_id), keyId=key.key_id)
         response = RedirectResponse(f"{PREFIX}/search", status_code=303)
         response.set_cookie(

@@ -92,13 +92,15 @@ def console_cmd(
     """Print a one-time link (five minutes) that logs into the console of `maxy serve`."""
     from ..accounts import validate_account_id_env
     from ..config import load_settings
+    from ..db import Database
     from .login import LOGIN_TTL, mint_login
 
     base = _check_url(url)
     settings = load_settings()
     account = validate_account_id_env(settings)
     key, created = _key_for(settings.data_root, account.account_id, key_id)
-    token = mint_login(settings.data_root, key.account_id, key.key_id)
+    with Database(settings) as db:  # the link is kept where every replica of `maxy serve` finds it
+        token = mint_login(db, key.account_id, key.key_id)
     link = f"{base}/console/login?token={token}"
     answering = _server_answers(base)
     minutes = int(LOGIN_TTL.total_seconds() // 60)

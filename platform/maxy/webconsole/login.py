@@ -1,31 +1,51 @@
 """One-time login links: ``maxy console`` mints a token bound to an admin API key, the console
 exchanges it once for a session.
 
-Only the token's SHA-256 is stored, in ``DATA_ROOT/console/logins.json`` (mode 0600), beside
-the key id and account it opens and when it expires. A token works once, within its time to
-live; an expired entry is dropped by the next mint or login. The file is changed under a lock,
-so two logins with one token cannot both succeed."""
+A link is a ``:ConsoleLogin`` node in Neo4j, so any ``maxy serve`` replica sharing the database
+can take it: the token's SHA-256 (never the token), the key id and account it opens, and
+``created`` / ``expires`` as epoch milliseconds by the database's clock. It is consumed by one
+statement that first locks the node, then marks it used only if nobody has: of two replicas
+posting the same token at once, exactly one opens a session. Used and expired links are deleted
+a bounded batch at a time whenever a link is minted."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import hmac
-import json
 import re
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
-from ..fsfaults import atomic_write
+from ..db import Database
 from ..logs import log_line, short
 
 LOGIN_TTL = timedelta(minutes=5)
+SWEEP_BATCH = 100  # used or expired links deleted per link minted
+SWEEP_GRACE_MS = 60_000  # kept this long past use or expiry, so no consumer waits on a deleted node
 _TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
+
+MINT = """
+CREATE (l:ConsoleLogin {digest: $digest, accountId: $accountId, keyId: $keyId})
+WITH l, timestamp() AS now
+SET l.created = now, l.expires = now + $ttl
+RETURN l.expires AS expires
+"""
+# The first SET takes the node's write lock; what follows reads the node as the lock holder, so
+# a second consumer waits, then finds usedAt set (a filter before the lock would let both pass).
+CONSUME = """
+MATCH (l:ConsoleLogin {digest: $digest})
+SET l.attempts = coalesce(l.attempts, 0) + 1
+WITH l, timestamp() AS now
+WHERE l.usedAt IS NULL AND l.expires > now
+SET l.usedAt = now
+RETURN l.accountId AS accountId, l.keyId AS keyId
+"""
+SWEEP = """
+MATCH (l:ConsoleLogin) WHERE l.expires < timestamp() - $grace
+WITH l LIMIT $batch
+DELETE l
+RETURN count(*) AS removed
+"""
 
 
 @dataclass(frozen=True)
@@ -37,58 +57,32 @@ class Login:
 
 
 def token_shape(token: str | None) -> bool:
-    """Whether a text has the shape of a login token (checked before any file is touched)."""
+    """Whether a text has the shape of a login token (checked before the database is asked)."""
     return bool(token) and bool(_TOKEN_RE.match(token or ""))
-
-
-def logins_path(data_root: Path) -> Path:
-    return Path(data_root) / "console" / "logins.json"
 
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("ascii")).hexdigest()
 
 
-@contextmanager
-def _locked(data_root: Path) -> Iterator[list[dict[str, Any]]]:
-    """The pending logins (expired ones dropped), written back when the block ends."""
-    path = logins_path(data_root)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(path.with_name(".logins.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            pending = json.loads(path.read_text(encoding="utf-8")).get("logins", [])
-        except (OSError, ValueError, AttributeError):
-            pending = []  # a missing or unreadable file holds no usable login: links are minted again
-        now = datetime.now(UTC).isoformat()
-        live = [p for p in pending if isinstance(p, dict) and str(p.get("expiresAt", "")) > now]
-        before = list(live)
-        yield live
-        if live != pending or live != before:  # an unknown token changes nothing, so nothing is written
-            atomic_write(path, json.dumps({"logins": live}, indent=2) + "\n", mode=0o600, setting="DATA_ROOT")
-
-
-def mint_login(data_root: Path, account_id: str, key_id: str, *, ttl: timedelta = LOGIN_TTL) -> str:
+def mint_login(db: Database, account_id: str, key_id: str, *, ttl: timedelta = LOGIN_TTL) -> str:
     """A fresh one-time token opening ``key_id`` for ``ttl``; only its hash is kept."""
+    db.write(SWEEP, grace=SWEEP_GRACE_MS, batch=SWEEP_BATCH)
     token = secrets.token_urlsafe(32)
-    expires = datetime.now(UTC) + ttl
-    with _locked(data_root) as pending:
-        pending.append(
-            {"tokenHash": _digest(token), "accountId": account_id, "keyId": key_id, "expiresAt": expires.isoformat()}
-        )
-    log_line("console", "login-minted", accountId=short(account_id), keyId=key_id, expiresAt=expires.isoformat())
+    rows = db.write(
+        MINT, digest=_digest(token), accountId=account_id, keyId=key_id, ttl=int(ttl.total_seconds() * 1000)
+    )
+    expires = datetime.fromtimestamp(int(rows[0]["expires"]) / 1000, UTC).isoformat()
+    log_line("console", "login-minted", accountId=short(account_id), keyId=key_id, expiresAt=expires)
     return token
 
 
-def consume_login(data_root: Path, token: str | None) -> Login | None:
+def consume_login(db: Database, token: str | None) -> Login | None:
     """The login a token opens, used up by this call; None for a token that is malformed,
     unknown, expired or already used (the four look the same)."""
     if token is None or not token_shape(token):
         return None
-    digest = _digest(token)
-    with _locked(data_root) as pending:
-        for i, entry in enumerate(pending):
-            if hmac.compare_digest(str(entry.get("tokenHash", "")), digest):
-                del pending[i]
-                return Login(str(entry.get("accountId", "")), str(entry.get("keyId", "")))
-    return None
+    rows = db.write(CONSUME, digest=_digest(token))
+    if not rows:
+        return None
+    return Login(str(rows[0]["accountId"]), str(rows[0]["keyId"]))

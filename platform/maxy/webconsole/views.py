@@ -71,7 +71,7 @@ class Console:
         self.store = store
         self.db = db
         self.embedder = embedder
-        self.sessions = ConsoleSessions()
+        self.sessions = ConsoleSessions(db)
         self._contexts: dict[tuple[Any, ...], ToolContext] = {}
         self._lock = threading.Lock()
 
