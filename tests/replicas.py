@@ -226,3 +226,21 @@ async def mcp_session(url: str, key: str, *, timeout_s: float = 120) -> AsyncIte
     ):
         await session.initialize()
         yield session
+
+
+class Alternating(httpx2.AsyncBaseTransport):
+    """A load balancer without stickiness: each request goes to the next replica in turn."""
+
+    def __init__(self, bases: list[str]):
+        self.ports = [int(base.rsplit(":", 1)[1]) for base in bases]
+        self.inner = httpx2.AsyncHTTPTransport()
+        self.served: list[tuple[int, str]] = []
+
+    async def handle_async_request(self, request: Any) -> Any:
+        port = self.ports[len(self.served) % len(self.ports)]
+        request.url = request.url.copy_with(port=port)
+        self.served.append((port, request.method))
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

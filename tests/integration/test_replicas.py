@@ -32,6 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import purge_account
 from tests.console_site import open_link
 from tests.local_http import serve_app
+from tests.replicas import Alternating
 
 REVOCATION_BOUND_S = 2.0  # docs/scaling.md, "What replicas share"
 INIT = {
@@ -201,24 +202,6 @@ def test_a_revoked_key_is_refused_by_both_replicas_within_the_bound(replicas: Re
         assert max(refused.values()) < REVOCATION_BOUND_S
         for base in (replicas.a, replicas.b):
             assert browser.get(f"{base}/console/status").status_code == 401  # its console session ended too
-
-
-class Alternating(httpx2.AsyncBaseTransport):
-    """A load balancer without stickiness: each request goes to the next replica in turn."""
-
-    def __init__(self, bases: list[str]):
-        self.ports = [int(base.rsplit(":", 1)[1]) for base in bases]
-        self.inner = httpx2.AsyncHTTPTransport()
-        self.served: list[tuple[int, str]] = []
-
-    async def handle_async_request(self, request: Any) -> Any:
-        port = self.ports[len(self.served) % len(self.ports)]
-        request.url = request.url.copy_with(port=port)
-        self.served.append((port, request.method))
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 async def _alternating_calls(replicas: Replicas) -> tuple[list[Any], Alternating]:

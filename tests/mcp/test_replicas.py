@@ -2,23 +2,32 @@
 load balancer (tests/replicas.py starts them): what one replica is told, the others know, and
 a replica killed with SIGKILL mid-write loses no write it acknowledged while the others keep
 answering. MCP clients are the SDK's streamable HTTP client in the default stateful mode, each
-session held to one replica (sticky routing), as a load balancer does by ``mcp-session-id``."""
+session held to one replica (sticky routing), as a load balancer does by ``mcp-session-id``;
+and, started stateless, the replicas answer a client whose every request goes to the next
+replica, share console sessions, and run each round of the negotiation sweep once."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import httpx2
 import pytest
 from maxy.serving.keys import create_api_key, revoke_api_key
+from maxy.webconsole.login import mint_login
+from maxy.webconsole.sessions import COOKIE
 from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
+from tests.console_site import open_link
 from tests.plugins_fixture.helpers import text
-from tests.replicas import Replicas, RoundRobin, mcp_session
+from tests.replicas import Alternating, Replicas, RoundRobin, mcp_session
 
 GET_BATCH = 50  # memory-get's most ids per call
 
@@ -211,3 +220,87 @@ def test_a_replica_killed_mid_write_loses_no_acknowledged_write(fleet: Replicas,
     doubled = {f for f in facts if facts.count(f) > 1}
     assert doubled <= {f for w in on_victim for f in w.in_doubt}
     assert [fleet.problems(i) for i in (0, 2)] == [[], []]
+
+
+# -- stateless replicas: console sessions, a client spread over all three, one sweep per round ---
+SWEEP_INTERVAL_S = 0.5
+ROUND_LINE = re.compile(r"\[lease\] round name=negotiation-sweep round=(\d+) holder=(\S+)")
+
+
+async def _spread_calls(urls: list[str], key: str) -> tuple[list[Any], Alternating]:
+    """One MCP client whose every request goes to the next replica: a write, then reads of it."""
+    transport = Alternating(urls)
+    async with (
+        httpx2.AsyncClient(
+            transport=transport, headers={"x-api-key": key}, timeout=httpx2.Timeout(30, read=120)
+        ) as http,
+        streamable_http_client(f"{urls[0]}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        node = await _write(session, "the spread client's fact, written on one replica")
+        return [await session.call_tool("memory-get", {"nodeIds": [node], "hops": 0}) for _ in urls], transport
+
+
+def _console_on_every_replica(urls: list[str], db: Any, account_id: str, key_id: str) -> None:
+    """Log in on the first replica; the cookie works on the others; logging out on the last ends it everywhere."""
+    with httpx.Client(timeout=60) as browser:
+        link = f"{urls[0]}/console/login?token={mint_login(db, account_id, key_id)}"
+        assert open_link(browser, link).status_code == 303
+        cookie = browser.cookies[COOKIE]
+        for url in urls[1:]:
+            assert browser.get(f"{url}/console/search").status_code == 200, url
+        page = browser.get(f"{urls[-1]}/console/status")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        out = browser.post(f"{urls[-1]}/console/logout", data={"csrf": csrf}, headers={"origin": urls[-1]})
+        assert out.status_code == 200
+    for url in urls:
+        with httpx.Client(timeout=60) as again:
+            again.cookies.set(COOKIE, cookie, path="/console")
+            assert again.get(f"{url}/console/search").status_code == 401, url
+
+
+@pytest.mark.parametrize(
+    "fleet", [{"env": {"MAXY_SWEEP_INTERVAL_S": str(SWEEP_INTERVAL_S)}, "args": ["--stateless"]}], indirect=True
+)
+def test_stateless_replicas_share_sessions_spread_calls_and_sweep_once_a_round(
+    fleet: Replicas, db, account, data_root: Path
+) -> None:
+    key, record = create_api_key(data_root, account.account_id, role="admin")
+    _console_on_every_replica(fleet.urls, db, account.account_id, record.key_id)
+
+    answers, transport = asyncio.run(_spread_calls(fleet.urls, key))
+    for answer in answers:
+        assert not answer.is_error, text(answer)
+        assert "the spread client's fact" in str(answer.structured_content)
+    posts = Counter(port for port, method in transport.served if method == "POST")
+    assert set(posts) == {r.port for r in fleet.replicas}  # every replica answered part of one client's calls
+
+    # the sweep: every replica runs its loop; each round is run, and logged, by one replica only
+    holders = {}  # replica index -> its holder id, from its own log lines
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        logged = [ROUND_LINE.findall(r.log.read_text(errors="replace")) for r in fleet.replicas]
+        if sum(map(len, logged)) >= 8:
+            break
+        time.sleep(SWEEP_INTERVAL_S)
+    rounds: Counter[int] = Counter()
+    for replica, lines in zip(fleet.replicas, logged, strict=True):
+        for number, holder in lines:
+            rounds[int(number)] += 1
+            assert holder.split(":")[1] == str(replica.process.pid)  # a replica logs only its own rounds
+            holders[replica.index] = holder
+    assert sum(rounds.values()) >= 8 and set(rounds.values()) == {1}  # no round ran twice
+    recorded = db.read(
+        "MATCH (r:LeaseRound {name: 'negotiation-sweep'}) WHERE r.round IN $numbers "
+        "RETURN r.round AS round, r.holder AS holder, r.outcome AS outcome",
+        numbers=list(rounds),
+    )
+    assert {r["round"] for r in recorded} == set(rounds)  # each logged round has its one record
+    assert {r["holder"] for r in recorded} <= set(holders.values())
+    assert {r["outcome"] for r in recorded} == {"done"}
+
+    revoke_api_key(data_root, record.key_id)
+    refused = [httpx2.post(url + "/mcp", headers={"x-api-key": key}, json={}, timeout=30) for url in fleet.urls]
+    assert [r.status_code for r in refused] == [401, 401, 401]
+    assert [fleet.problems(r.index) for r in fleet.replicas] == [[], [], []]
