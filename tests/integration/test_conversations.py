@@ -134,6 +134,13 @@ def test_eval_reports_recall_overall_and_by_category(db, embedder, data_root, tm
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data["overall"]) == {"recall@5", "recall@10", "recall@25"} and data["questions"] == 2
+    # one conversation of two sessions cut into five runs: each question in the run of its session
+    assert {k: v["questions"] for k, v in data["folds"]["per_fold"].items()} == {"c1 1/5": 1, "c1 3/5": 1}
+    assert list(data["folds"]["conversations"]["per_fold"]) == ["c1"]
+    mean = data["folds"]["figures"]["recall@25"]
+    assert mean == {"mean": 1.0, "min": 1.0, "max": 1.0, "sd": 0.0}
+    bad = maxy(["eval", "conversations", str(folder), "--folds", "1"], env)
+    assert bad.returncode != 0 and "--folds" in bad.stderr and "Traceback" not in bad.stderr
     for account_dir in (data_root / "accounts").iterdir():
         db.write("MATCH (n:Node {accountId: $a}) DETACH DELETE n", a=account_dir.name)
 

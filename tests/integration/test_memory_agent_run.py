@@ -159,6 +159,13 @@ def test_eval_searches_entries_messages_and_both_in_one_run(db, embedder, data_r
         figures = first[name]
         assert figures["questions"] == 3 and set(figures["by_category"]) == {"single-hop", "temporal"}
         assert figures["overall"]["recall@5"] == 1.0, (name, figures)
+        folds = figures["folds"]  # alpha's two sessions are its early and late halves
+        assert {k: v["questions"] for k, v in folds["per_fold"].items()} == {
+            "alpha early": 1,
+            "alpha late": 1,
+            "beta early": 1,
+        }
+        assert list(folds["conversations"]["per_fold"]) == ["alpha", "beta"]
     second = evaluate(settings, db, embedder, folder)
     assert second["written"] == {}  # unchanged conversations are not fed again
     assert {name: second[name]["overall"] for name in VARIANTS} == {name: first[name]["overall"] for name in VARIANTS}

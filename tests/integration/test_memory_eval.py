@@ -52,6 +52,10 @@ def test_memory_eval_on_a_small_folder(db, embedder, data_root, tmp_path):
         assert result["questions"] == 3 and result["facts"] == 4
         assert result["overall"] == {"recall@5": 1.0, "recall@10": 1.0, "recall@25": 1.0}
         assert set(result["by_category"]) == {"single-hop", "multi-hop"}
+        # c1's questions name sessions 1 to 9 (the uncovered one too): sessions 1 and 2 are its early half
+        folds = result["folds"]["per_fold"]
+        assert {k: v["questions"] for k, v in folds.items()} == {"c1 early": 2, "c2 early": 1}
+        assert result["folds"]["conversations"]["figures"]["recall@5"]["mean"] == 1.0
         people = db.read(
             "MATCH (p:Person)<-[:ABOUT]-(f:Fact) WHERE f.text CONTAINS 'beagle' "
             "RETURN p.name AS name, f.validFrom AS since, f.evidence AS evidence"
@@ -59,8 +63,11 @@ def test_memory_eval_on_a_small_folder(db, embedder, data_root, tmp_path):
         assert [dict(r) for r in people] == [
             {"name": "Ana", "since": "2023-05-08T13:56:00+00:00", "evidence": ["D1:3"]}
         ]
-        again = maxy(["eval", "memory", str(folder), "--json"], dict(os.environ, DATA_ROOT=str(data_root)))
+        again = maxy(
+            ["eval", "memory", str(folder), "--folds", "2", "--json"], dict(os.environ, DATA_ROOT=str(data_root))
+        )
         assert again.returncode == 0, again.stderr
+        assert list(json.loads(again.stdout)["folds"]["per_fold"]) == ["c1 all", "c2 all"]  # one run per conversation
         assert json.loads(again.stdout)["overall"] == result["overall"], "a rerun starts from fresh accounts"
         assert db.read("MATCH (f:Fact) WHERE f.text CONTAINS 'beagle' RETURN count(f) AS c")[0]["c"] == 1
     finally:

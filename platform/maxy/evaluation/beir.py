@@ -25,6 +25,7 @@ from ..graph.write import GraphWriter
 from ..logs import log_line, short
 from ..search import BASELINE, SearchConfig, SearchRequest, hybrid
 from .accounts import named_account
+from .folds import DEFAULT_FOLDS, query_folds, spread_report
 from .metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 
 ATTACHMENT_PREFIX = "beir:"
@@ -164,6 +165,7 @@ def run_queries(
     node_limit: int = 300,
     progress: Callable[[int, int], None] | None = None,
     config: SearchConfig = BASELINE,
+    folds: int = DEFAULT_FOLDS,
 ) -> dict[str, Any]:
     caller = Caller(account.account_id)
     config = config.with_(candidate_k=node_limit)
@@ -206,7 +208,14 @@ def run_queries(
         "eval:beir",
         accountId=short(account.account_id),
         fusion=config.fusion,
-        **{k.replace("@", "_at_"): v for k, v in figures.items()},
+        folds=folds,
+        **{k.replace("@", "_at_"): v for k, v in figures.items() if k != "folds"},
+    )
+    fold_of = query_folds(ids, folds)
+    figures["folds"] = spread_report(
+        [{"ndcg@10": a, "recall@100": b, "mrr@10": c} for a, b, c in zip(ndcg, recall, mrr, strict=True)],
+        [fold_of[qid] for qid in ids],
+        how="sha256 of the query id",
     )
     # Where the time goes: each stage's median (the paths run side by side, so they overlap).
     figures["stages_p50_ms"] = {k: round(percentile(v, 50), 1) for k, v in sorted(stages.items())}

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from ..console import emit_json, err, friendly, out
+from .folds import DEFAULT_FOLDS
 from .ready import schema_ready
 from .received_cli import commands as received_commands
 
@@ -60,6 +61,29 @@ def print_recall(result: dict, ks: tuple[int, ...]) -> None:
         vals = "  ".join(f"{100 * r[f'recall@{k}']:5.1f}" for k in ks)
         out.print(f"  {name:12} {vals}")
     out.print(f"  latency p50 {result['p50_ms']:.1f} ms  p95 {result['p95_ms']:.1f} ms")
+
+
+def print_folds(report: dict[str, Any], percent: bool) -> None:
+    """Each figure's mean over the folds, its range and standard deviation, then the folds' own values
+    (and, for conversations, the same across whole conversations)."""
+    from ..console import out
+
+    def show(value: float) -> str:
+        return f"{100 * value:.1f}" if percent else f"{value:.4f}"
+
+    def table(part: dict[str, Any], title: str) -> None:
+        out.print(f"{title}: {part['folds']} ({part['by']})   mean   min..max   sd")
+        for key, f in part["figures"].items():
+            out.print(f"  {key:11} {show(f['mean']):>7}   {show(f['min'])}..{show(f['max'])}   {show(f['sd'])}")
+        for key in part["figures"]:
+            values = ", ".join(f"{label} {show(g[key])}" for label, g in part["per_fold"].items())
+            out.print(f"  {key} by fold: {values}")
+
+    table(report, "folds")
+    if "conversations" in report:
+        sizes = ", ".join(f"{label} {g['questions']}" for label, g in report["per_fold"].items())
+        out.print(f"  questions by fold: {sizes}")
+        table(report["conversations"], "across conversations")
 
 
 def print_relevance(report: dict) -> None:
@@ -118,6 +142,9 @@ def beir(
     directory: Path = typer.Argument(..., help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv"),
     split: str = typer.Option("test", "--split", help="The qrels file to use."),
     fusion: str = typer.Option("weighted", "--fusion", help="weighted | rrf | vector | bm25"),
+    folds: int = typer.Option(
+        DEFAULT_FOLDS, "--folds", min=2, max=50, help="Also report every figure's mean and spread over this many folds."
+    ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Ingest the corpus (once) and report nDCG@10, Recall@100, MRR@10 and latency."""
@@ -153,6 +180,7 @@ def beir(
                 data,
                 account,
                 config=config,
+                folds=folds,
                 progress=lambda done, total: progress.update(qtask, completed=done, total=total),
             )
     if json_out:
@@ -169,12 +197,16 @@ def beir(
     out.print(f"  latency    p50 {figures['p50_ms']:.1f} ms  p95 {figures['p95_ms']:.1f} ms")
     stages = "  ".join(f"{k} {v:.1f}" for k, v in figures["stages_p50_ms"].items())
     out.print(f"  stages     {stages} (ms, medians; vector and BM25 run side by side)")
+    print_folds(figures["folds"], percent=False)
 
 
 @eval_app.command("conversations")
 @friendly
 def conversations(
     directory: Path = typer.Argument(..., help="A folder with messages.jsonl and questions.jsonl"),
+    folds: int = typer.Option(
+        DEFAULT_FOLDS, "--folds", min=2, max=50, help="Also report every figure's mean and spread over this many folds."
+    ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Import each conversation into its own account and report Recall@5/10/25 of the evidence."""
@@ -194,12 +226,14 @@ def conversations(
                 embedder,
                 directory,
                 config=SearchConfig.from_settings(settings, base=MESSAGE_SEARCH),
+                folds=folds,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     if json_out:
         emit_json(result)
         return
     print_recall(result, KS)
+    print_folds(result["folds"], percent=True)
 
 
 @eval_app.command("memory-agent")
@@ -207,6 +241,9 @@ def conversations(
 def memory_agent(
     directory: Path = typer.Argument(..., help="A folder with messages.jsonl and questions.jsonl"),
     fresh: bool = typer.Option(False, "--fresh", help="Feed every conversation again, even if unchanged."),
+    folds: int = typer.Option(
+        DEFAULT_FOLDS, "--folds", min=2, max=50, help="Also report every figure's mean and spread over this many folds."
+    ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Feed each conversation through the memory agent, then report Recall@5/10/25 of the evidence
@@ -224,6 +261,7 @@ def memory_agent(
                 embedder,
                 directory,
                 fresh=fresh,
+                folds=folds,
                 config=SearchConfig.from_settings(settings, base=MESSAGE_SEARCH),
                 feed_progress=lambda done, total: progress("messages fed", done, total),
                 progress=lambda done, total: progress("questions", done, total),
@@ -235,6 +273,7 @@ def memory_agent(
     for name in VARIANTS:
         out.print(f"\n{name}")
         print_recall(result[name], KS)
+        print_folds(result[name]["folds"], percent=True)
 
 
 eval_app.add_typer(received_commands)  # maxy eval received
@@ -244,6 +283,9 @@ eval_app.add_typer(received_commands)  # maxy eval received
 @friendly
 def memory(
     directory: Path = typer.Argument(..., help="A folder with observations.jsonl and questions.jsonl"),
+    folds: int = typer.Option(
+        DEFAULT_FOLDS, "--folds", min=2, max=50, help="Also report every figure's mean and spread over this many folds."
+    ),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Write each conversation's facts about its speakers into a fresh account, as an agent's
@@ -255,12 +297,13 @@ def memory(
     settings = load_settings()
     with schema_ready(settings) as (embedder, db):
         with stage_bar("facts") as progress:
-            result = evaluate(settings, db, embedder, directory, progress=progress)
+            result = evaluate(settings, db, embedder, directory, progress=progress, folds=folds)
     if json_out:
         emit_json(result)
         return
     err.print(f"{result['facts']} facts written in {result['write_ms'] / 1000:.1f} s")
     print_recall(result, KS)
+    print_folds(result["folds"], percent=True)
 
 
 # maxy eval calibrate and maxy eval relevance

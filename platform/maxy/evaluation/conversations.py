@@ -26,6 +26,7 @@ from ..graph.guards import Caller
 from ..graph.write import GraphWriter
 from ..logs import log_line
 from .accounts import empty_account, named_account
+from .folds import DEFAULT_FOLDS, conversation_report, conversation_sessions
 from .metrics import RecallByCategory, log_fields
 
 KS = (5, 10, 25)
@@ -87,6 +88,7 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
     search: Callable[..., list[dict[str, Any]]] | None = None,
     config: Any = None,
+    folds: int = DEFAULT_FOLDS,
 ) -> dict[str, Any]:
     if search is None:
         from ..conversations import search_messages
@@ -110,10 +112,12 @@ def evaluate(
         if progress is not None:
             progress(i, len(questions))
     result = recall_by.result(latencies)
+    result["folds"] = conversation_report(recall_by.per_question, questions, folds, conversation_sessions(questions))
     overall = result["overall"]
     log_line(
         "eval:conversations",
         questions=len(questions),
+        folds=result["folds"]["folds"],
         **log_fields(overall),
     )
     return result

@@ -31,6 +31,7 @@ from ..memory.recall import recall
 from ..memory.remember import MemoryWrite, remember
 from ..search import SearchRequest
 from .accounts import empty_account, named_account
+from .folds import DEFAULT_FOLDS, conversation_report, conversation_sessions
 from .metrics import RecallByCategory, log_fields
 
 KS = (5, 10, 25)
@@ -97,8 +98,11 @@ def evaluate(
     directory: Path,
     *,
     progress: Callable[[str, int, int], None] | None = None,
+    folds: int = DEFAULT_FOLDS,
 ) -> dict[str, Any]:
     facts, questions = load(directory)
+    # the sessions every question names, so the folds match those of maxy eval conversations
+    last_session = conversation_sessions(_jsonl(Path(directory) / "questions.jsonl"))
     accounts: dict[str, ValidatedAccount] = {}
     started = time.perf_counter()
     written = 0
@@ -127,6 +131,9 @@ def evaluate(
         if progress is not None:
             progress("questions", i, len(questions))
     result = {**recall_by.result(latencies), "facts": written, "write_ms": round(write_ms)}
+    result["folds"] = conversation_report(recall_by.per_question, questions, folds, last_session)
     overall = result["overall"]
-    log_line("eval:memory", questions=len(questions), facts=written, **log_fields(overall))
+    log_line(
+        "eval:memory", questions=len(questions), facts=written, folds=result["folds"]["folds"], **log_fields(overall)
+    )
     return result

@@ -36,6 +36,7 @@ from ..logs import log_line
 from ..search import MESSAGE_SEARCH, SearchConfig, SearchRequest, hybrid
 from .accounts import empty_account, named_account
 from .conversations import load
+from .folds import DEFAULT_FOLDS, conversation_report, conversation_sessions
 from .metrics import RecallByCategory, log_fields
 
 KS = (5, 10, 25)
@@ -120,6 +121,7 @@ def evaluate(
     config: SearchConfig | None = None,
     feed_progress: Callable[[int, int], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    folds: int = DEFAULT_FOLDS,
 ) -> dict[str, Any]:
     """Feed, then search each question three ways (see the module docstring)."""
     by_conv, questions = load(directory)
@@ -158,6 +160,14 @@ def evaluate(
         if progress is not None:
             progress(i, len(questions))
     results = {name: recalls[name].result(latencies[name]) for name in VARIANTS}
+    last_session = conversation_sessions(questions)
     for name, result in results.items():
-        log_line("eval:memory-agent", variant=name, questions=len(questions), **log_fields(result["overall"]))
+        result["folds"] = conversation_report(recalls[name].per_question, questions, folds, last_session)
+        log_line(
+            "eval:memory-agent",
+            variant=name,
+            questions=len(questions),
+            folds=result["folds"]["folds"],
+            **log_fields(result["overall"]),
+        )
     return {"mode": agent_mode(settings), "written": written, **results}

@@ -51,14 +51,17 @@ class RecallByCategory:
     def __init__(self, ks: Sequence[int]):
         self.ks = tuple(ks)
         self.totals: dict[str, dict[int, list[float]]] = {}
+        self.per_question: list[dict[str, float]] = []  # in the order added, for the folds
 
     def add(self, category: str, found_at: Sequence[set[str]], evidence: Sequence[str]) -> None:
         """``found_at[i]``: the evidence ids among the first ``ks[i]`` results."""
         wanted = set(evidence)
+        recalls = [len(wanted & found) / len(wanted) if wanted else 0.0 for found in found_at]
+        self.per_question.append({f"recall@{k}": r for k, r in zip(self.ks, recalls, strict=True)})
         for bucket in ("overall", category or "uncategorised"):
             by_k = self.totals.setdefault(bucket, {k: [] for k in self.ks})
-            for k, found in zip(self.ks, found_at, strict=True):
-                by_k[k].append(len(wanted & found) / len(wanted) if wanted else 0.0)
+            for k, r in zip(self.ks, recalls, strict=True):
+                by_k[k].append(r)
 
     def _summary(self, bucket: dict[int, list[float]]) -> dict[str, float]:
         return {f"recall@{k}": round(sum(v) / len(v), 4) if v else 0.0 for k, v in bucket.items()}
