@@ -85,6 +85,7 @@ SETTINGS: dict[str, tuple[str, list[str], int]] = {
     "MAXY_CHUNK_MAX_CHARS": ("1.5k", CHEAP, 2),
     "MAXY_INGEST_BATCH_NODES": ("0", CHEAP, 2),
     "MAXY_MCP_STATELESS": ("sometimes", CHEAP, 2),
+    "MAXY_SWEEP_INTERVAL_S": ("0", CHEAP, 2),
     "LOG_LEVEL": ("LOUD", CHEAP, 2),
     "AUDIT_RETENTION_DAYS": ("-1", CHEAP, 2),
     "MAXY_GS_EXPANSION": ("maybe", CHEAP, 2),
