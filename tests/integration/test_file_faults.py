@@ -104,7 +104,9 @@ def test_read_only_data_folder_refuses_account_and_key_create(config, data):
         "mcp", "key", "create", "--role", "admin", "--account", account.account_id, config=config, data=data,
         fault=("ro", data),
     )  # fmt: skip
-    one_error(proc, str(account.path.parent / ".api-keys.lock"), "read-only file system", "DATA_ROOT")  # the lock comes first
+    one_error(
+        proc, str(account.path.parent / ".api-keys.lock"), "read-only file system", "DATA_ROOT"
+    )  # the lock comes first
 
 
 # -- full ---------------------------------------------------------------------------------
