@@ -71,19 +71,19 @@ def print_folds(report: dict[str, Any], percent: bool) -> None:
     def show(value: float) -> str:
         return f"{100 * value:.1f}" if percent else f"{value:.4f}"
 
-    def table(part: dict[str, Any], title: str) -> None:
+    def table(part: dict[str, Any], title: str, each: str = "fold") -> None:
         out.print(f"{title}: {part['folds']} ({part['by']})   mean   min..max   sd")
         for key, f in part["figures"].items():
             out.print(f"  {key:11} {show(f['mean']):>7}   {show(f['min'])}..{show(f['max'])}   {show(f['sd'])}")
         for key in part["figures"]:
             values = ", ".join(f"{label} {show(g[key])}" for label, g in part["per_fold"].items())
-            out.print(f"  {key} by fold: {values}")
+            out.print(f"  {key} by {each}: {values}")
 
     table(report, "folds")
     if "conversations" in report:
         sizes = ", ".join(f"{label} {g['questions']}" for label, g in report["per_fold"].items())
         out.print(f"  questions by fold: {sizes}")
-        table(report["conversations"], "across conversations")
+        table(report["conversations"], "across conversations", "conversation")
 
 
 def print_relevance(report: dict) -> None:

@@ -55,20 +55,22 @@ def load(directory: Path) -> tuple[dict[str, list[ImportedMessage]], list[dict[s
     return dict(by_conv), questions
 
 
-def _fingerprint(messages: list[ImportedMessage]) -> str:
-    digest = hashlib.sha256()
-    for m in messages:
-        digest.update(json.dumps(m.__dict__, sort_keys=True).encode())
-    from ..conversations.importing import CONTEXT_TURNS
+def representation(messages: list[ImportedMessage]) -> str:
+    """The messages as they would be stored and embedded: a change to either re-imports."""
+    from ..conversations.importing import build_specs
+    from ..graph.text import embedding_text
 
-    digest.update(f"context={CONTEXT_TURNS}".encode())  # a new representation re-imports
+    digest = hashlib.sha256()
+    for spec in build_specs("eval", messages):
+        row = [list(spec.labels), spec.properties, embedding_text(spec.labels, spec.properties)]
+        digest.update(json.dumps(row, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:16]
 
 
 def conversation_account(
     settings: Settings, db: Database, embedder: Embedder, conversation: str, messages: list[ImportedMessage]
 ) -> ValidatedAccount:
-    fingerprint = _fingerprint(messages)
+    fingerprint = representation(messages)
     account = named_account(settings, f"conversations:{conversation}")
     marker = settings.data_root / "accounts" / account.account_id / MARKER
     if marker.is_file() and json.loads(marker.read_text()).get("fingerprint") == fingerprint:

@@ -35,7 +35,7 @@ from ..graph.write import GraphWriter
 from ..logs import log_line
 from ..search import MESSAGE_SEARCH, SearchConfig, SearchRequest, hybrid
 from .accounts import empty_account, named_account
-from .conversations import load
+from .conversations import load, representation
 from .folds import DEFAULT_FOLDS, conversation_report, conversation_sessions
 from .metrics import RecallByCategory, log_fields
 
@@ -58,8 +58,7 @@ def _fingerprint(settings: Settings, messages: Sequence[ImportedMessage]) -> str
     from ..memoryagent.prompts import load_prompts
 
     digest = hashlib.sha256()
-    for m in messages:
-        digest.update(json.dumps(m.__dict__, sort_keys=True).encode())
+    digest.update(representation(list(messages)).encode())  # the messages as stored and embedded
     mode = agent_mode(settings)
     digest.update(f"mode={mode} model={settings.MAXY_AGENT_MODEL if mode == 'model' else '-'}".encode())
     digest.update(json.dumps(load_prompts(), sort_keys=True).encode())
