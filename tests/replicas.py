@@ -30,17 +30,9 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.plugins_fixture.helpers import PINS
+
 REPO = Path(__file__).resolve().parents[1]
-# The pins a stdio server takes from its environment: a replica takes them from each request's key.
-PINS = (
-    "ACCOUNT_ID",
-    "ALLOWED_SCOPES",
-    "AGENT_SLUG",
-    "SESSION_ID",
-    "SESSION_NODE_ID",
-    "KNOWLEDGE_KEYWORDS",
-    "TASK_ROLE",
-)
 PROBLEM = re.compile(r"Traceback|Exception in ASGI application|\] (error|tool-crash)\b")
 
 

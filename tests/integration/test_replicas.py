@@ -32,16 +32,10 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.conftest import purge_account
 from tests.console_site import open_link
 from tests.local_http import serve_app
+from tests.plugins_fixture.helpers import ACCEPT, INIT
 from tests.replicas import Alternating
 
 REVOCATION_BOUND_S = 2.0  # docs/scaling.md, "What replicas share"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-ACCEPT = {"accept": "application/json, text/event-stream"}
 
 
 @dataclass

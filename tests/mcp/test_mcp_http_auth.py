@@ -24,15 +24,8 @@ from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.local_http import serve_app
-from tests.plugins_fixture.helpers import ECHO, text
+from tests.plugins_fixture.helpers import ACCEPT, ECHO, INIT, text
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-ACCEPT = {"accept": "application/json, text/event-stream"}
 BRIEFING = {"asked": "a", "done": "b", "decisions": "c", "workInProgress": "d", "aboutUser": "e"}
 
 

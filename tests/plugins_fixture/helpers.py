@@ -70,22 +70,23 @@ def tool_calls(db: Any, account_id: str) -> list[dict[str, Any]]:
     )
 
 
+# The pins a stdio server takes from its environment (an HTTP server takes them from each request's key).
+PINS = frozenset(
+    {"ACCOUNT_ID", "ALLOWED_SCOPES", "AGENT_SLUG", "SESSION_ID", "SESSION_NODE_ID", "KNOWLEDGE_KEYWORDS", "TASK_ROLE"}
+)
+# The first message of an MCP session over HTTP, and the Accept header streamable HTTP asks for.
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
 def child_env(data_root: Path, **pins: str | None) -> dict[str, str]:
     """The environment for a server subprocess: ours, the temp DATA_ROOT, exactly these pins."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k
-        not in {
-            "ACCOUNT_ID",
-            "ALLOWED_SCOPES",
-            "AGENT_SLUG",
-            "SESSION_ID",
-            "SESSION_NODE_ID",
-            "KNOWLEDGE_KEYWORDS",
-            "TASK_ROLE",
-        }
-    }
+    env = {k: v for k, v in os.environ.items() if k not in PINS}
     env["DATA_ROOT"] = str(data_root)
     env["PYTHONPATH"] = os.pathsep.join([str(PLATFORM), str(REPO)])
     for key, value in pins.items():
