@@ -17,7 +17,7 @@ HIDDEN_PROPERTIES = frozenset({"embedding", "accountId"})
 _PROPS = "[k IN keys({v}) WHERE NOT k IN ['embedding', 'accountId'] | [k, {v}[k]]]"
 # The same as two lists, the keys and their values: two objects per node for Python to build
 # instead of one per property (the search paths read hundreds of nodes per search).
-_KEYS = "[k IN keys({v}) WHERE NOT k IN ['embedding', 'accountId']]"
+_KEYS = "[k IN keys({v}) WHERE NOT k IN " + repr(sorted(HIDDEN_PROPERTIES)) + "]"
 _COLUMNS = "[" + _KEYS + ", [k IN " + _KEYS + " | {v}[k]]]"
 
 
@@ -37,9 +37,10 @@ def property_columns(var: str) -> str:
 
 
 def visible_columns(columns: list) -> dict:
-    """The properties an agent sees, from ``property_columns``' two lists."""
+    """The properties an agent sees, from ``property_columns``' two lists (which leave out
+    ``HIDDEN_PROPERTIES`` already)."""
     keys, values = columns
-    return {k: v for k, v in zip(keys, values, strict=True) if k not in HIDDEN_PROPERTIES}
+    return dict(zip(keys, values, strict=True))
 
 
 def load_properties(db: Database, caller: Caller, hits: Sequence[Hit]) -> list[Hit]:

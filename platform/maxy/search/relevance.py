@@ -102,7 +102,7 @@ def _stem(word: str) -> str:
 
 def hit_text(properties: Mapping[str, Any]) -> str:
     """The node's own text: its string values, bookkeeping left out."""
-    return " ".join(v for k, v in properties.items() if isinstance(v, str) and k not in RESERVED_PROPERTIES)
+    return " ".join([v for k, v in properties.items() if isinstance(v, str) and k not in RESERVED_PROPERTIES])
 
 
 def features(hit: Hit, query_words: set[str], blank: float, text: str | None = None) -> tuple[float, ...]:
@@ -190,19 +190,26 @@ def assess(hits: Sequence[Hit], query: str, calibration: Calibration | None, bla
         return
     query_words = content_words(query)
     for hit in hits:
-        # The text and scores are taken now: the properties may be narrowed to a caller's fields
-        # before the relevance is first read. The deferred reading holds no reference to the hit,
-        # so a hit whose relevance is never read is freed as soon as the search lets go of it
-        # (a hit referring to itself would wait for Python's cycle collector, whose full passes
-        # over a process's objects are what made a search's slowest times).
-        text = hit_text(hit.properties)
-        hit.assess_when_read(partial(_relevance, calibration, hit.vector_score, hit.bm25_raw, text, query_words, blank))
+        # The scores and the properties are taken now (a caller's fields narrow a hit by giving it
+        # a new dict, never by changing this one), the text only when the relevance is read: a
+        # caller that keeps every hit never pays for it. The deferred reading holds no reference to
+        # the hit, so a hit is freed as soon as the search lets go of it (a hit referring to itself
+        # would wait for Python's cycle collector, whose full passes over a process's objects made
+        # a search's slowest times).
+        hit.assess_when_read(
+            partial(_relevance, calibration, hit.vector_score, hit.bm25_raw, hit.properties, query_words, blank)
+        )
 
 
 def _relevance(
-    calibration: Calibration, cosine: float, bm25_raw: float | None, text: str, query_words: set[str], blank: float
+    calibration: Calibration,
+    cosine: float,
+    bm25_raw: float | None,
+    properties: Mapping[str, Any],
+    query_words: set[str],
+    blank: float,
 ) -> float:
-    return round(calibration.relevance(signals(cosine, bm25_raw, text, query_words, blank)), 4)
+    return round(calibration.relevance(signals(cosine, bm25_raw, hit_text(properties), query_words, blank)), 4)
 
 
 def gate(hits: list[Hit], cut: float | None) -> tuple[list[Hit], Hit | None]:
