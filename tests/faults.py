@@ -21,6 +21,10 @@ class FilteredSearchFails(Database):
         _fail_a_search(query)
         return super().read_packed(query, columns, **params)
 
+    def read_rows(self, query, **params):
+        _fail_a_search(query)
+        return super().read_rows(query, **params)
+
 
 def _fail_a_search(query: str) -> None:
     if "SEARCH n IN" in query:

@@ -85,6 +85,11 @@ class Database:
         AS rows``, named by ``columns``; the values must be plain (no node, relationship or
         path). The driver builds a Python record per row, which costs more than the query for a
         few hundred rows; one record holding a list is decoded in bulk, several times cheaper."""
+        return [dict(zip(columns, row, strict=True)) for row in self.read_rows(query, **params)]
+
+    def read_rows(self, query: str, **params: Any) -> list[list[Any]]:
+        """``read_packed``'s rows as the lists the query packed, in its column order (no dict per
+        row: a search's paths read hundreds of rows, each row an object the process allocates)."""
 
         def call() -> list[list[Any]]:
             records, _, _ = self.driver.execute_query(
@@ -95,7 +100,7 @@ class Database:
             )
             return records[0]["rows"] if records else []
 
-        return [dict(zip(columns, row, strict=True)) for row in self._call(call, self.query_timeout)]
+        return self._call(call, self.query_timeout)
 
     def write(self, query: str, *, timeout_: float | None = None, **params: Any) -> list[dict[str, Any]]:
         """Rows of a write query; ``timeout_`` (seconds) replaces NEO4J_QUERY_TIMEOUT_S for this one."""

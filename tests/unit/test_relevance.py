@@ -201,3 +201,28 @@ def test_relevance_is_worked_out_when_read_from_the_text_the_hit_had_when_assess
     assert hit.relevance == expected
     hit.relevance = 0.25  # set outright, it is what it was set to
     assert hit.relevance == 0.25
+
+
+def test_a_deferred_relevance_holds_no_reference_to_its_hit():
+    """A hit whose relevance is never read is freed when the search lets go of it, without
+    waiting for Python's cycle collector; read, it is the reading of the properties it had."""
+    import gc
+    import weakref
+
+    calibration = Calibration("m", (1.0,) * len(FEATURES), -1.0, 0.5)
+    unread = _hit("a", "phoenix launch", 0.6, bm25=2.0)
+    assess([unread], "phoenix launch", calibration, 0.3)
+    gone = weakref.ref(unread)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del unread
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()
+    read = _hit("b", "phoenix launch", 0.6, bm25=2.0)
+    expected = round(calibration.relevance(features(read, content_words("phoenix launch"), 0.3)), 4)
+    assess([read], "phoenix launch", calibration, 0.3)
+    read.properties = {"nodeId": "b"}  # a caller's fields narrow the hit after the search
+    assert read.relevance == expected

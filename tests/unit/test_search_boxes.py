@@ -223,3 +223,20 @@ def test_a_request_is_normalised_and_keyword_only():
     assert (req.query, req.limit, req.fields, req.retrieval_class) == ("boiler", 5, ("name",), "entity")
     with pytest.raises(TypeError):
         SearchRequest("boiler", 5)  # type: ignore[misc]
+
+
+def test_merge_of_owned_lists_keeps_the_first_hit_and_merges_like_a_copy():
+    def lists():
+        return [Hit("a", [], vector_score=0.9, ranks={"vector:0": 1})], [
+            Hit("b", [], bm25_raw=3.0, ranks={"bm25:0": 1}),
+            Hit("a", [], bm25_raw=1.0, ranks={"bm25:0": 2}),
+        ]
+
+    vector, bm25 = lists()
+    owned = merge(vector, bm25, owned=True)
+    copied = merge(*lists())
+    assert owned["a"] is vector[0] and owned["b"] is bm25[0]
+    assert copied["a"] is not vector[0]
+    for node_id in ("a", "b"):
+        o, c = owned[node_id], copied[node_id]
+        assert (o.vector_score, o.bm25_raw, o.ranks) == (c.vector_score, c.bm25_raw, c.ranks)

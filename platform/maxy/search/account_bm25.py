@@ -214,8 +214,15 @@ class Scorer:
 
 def counting(db: Database, account_id: str, query: str) -> Future[dict[str, int]]:
     """The document frequencies of ``query``'s words, counted beside the full-text query that
-    finds the hits (on a pool of its own: the caller may itself be a search pool's task)."""
-    return _counter.submit(document_frequencies, db, account_id, query_stems(query))
+    finds the hits (on a pool of its own: the caller may itself be a search pool's task); when
+    every word's count is cached, they are returned as they are, without a thread hand-off."""
+    stems = query_stems(query)
+    cached = {s: _cache.get(("df", db.uri, db.database, account_id, s)) for s in stems}
+    if all(isinstance(v, int) for v in cached.values()):
+        done: Future[dict[str, int]] = Future()
+        done.set_result({s: int(v) for s, v in cached.items() if isinstance(v, int)})
+        return done
+    return _counter.submit(document_frequencies, db, account_id, stems)
 
 
 def rescore(corpus: Corpus, query: str, frequencies: dict[str, int], hits: Sequence[Hit], name: str) -> list[Hit]:

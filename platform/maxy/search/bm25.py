@@ -11,7 +11,7 @@ from ..graph.guards import Caller, Guard, both, generic_guard
 from ..graph.schema import FULLTEXT_INDEX
 from ..graph.validity import event_time
 from .account_bm25 import account_corpus, counting, rescore
-from .graph_expansion import properties_of, visible
+from .graph_expansion import property_columns, visible_columns
 from .hits import Hit
 from .lucene import build_query
 from .session_filter import session_clause
@@ -37,39 +37,39 @@ def bm25_search(
     guard = both(generic_guard(caller, "n"), when)
     label_filter = "AND any(l IN labels(n) WHERE l IN $labels)" if labels else ""
     corpus = account_corpus(db, caller.account_id) if account_stats else None
-    props = properties_of("n") if properties or corpus else "null"
+    props = property_columns("n") if properties or corpus else "null"
     for qi, text in enumerate(texts):
         lucene = build_query(text, account_id=caller.account_id)
         if lucene is None:
             continue
         frequencies = None if corpus is None else counting(db, caller.account_id, text)
-        rows = db.read_packed(
+        rows = db.read_rows(
             f"""
             CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $q, {{limit: $k}}) YIELD node AS n, score
             WITH n, score WHERE {guard.clause} {label_filter} {session_clause(session_id)}
-            RETURN collect([n.nodeId, labels(n), score, n.validFrom, {event_time("n")}, {props}]) AS rows
+            RETURN collect([n.nodeId, [x IN labels(n) WHERE x <> 'Node'], score, n.validFrom, {event_time("n")},
+                            {props}]) AS rows
             """,
-            ("id", "labels", "score", "validFrom", "happened", "props"),
             q=lucene,
             k=k,
             labels=list(labels or []),
             sessionId=session_id,
             **guard.params,
         )
-        rows.sort(key=lambda r: -r["score"])  # the index's order already; ties keep it
+        rows.sort(key=lambda r: -r[2])  # the index's order already; ties keep it
         name = f"bm25:{qi}"
         hits = [
             Hit(
-                r["id"],
-                [x for x in r["labels"] if x != "Node"],
-                bm25_raw=float(r["score"]),
+                node_id,
+                labels_,
+                bm25_raw=float(score),
                 ranks={name: i},
-                valid_from=r["validFrom"],
-                happened=r["happened"],
-                properties={} if r["props"] is None else visible(r["props"]),
-                loaded=r["props"] is not None,
+                valid_from=valid_from,
+                happened=happened,
+                properties={} if props_ is None else visible_columns(props_),
+                loaded=props_ is not None,
             )
-            for i, r in enumerate(rows, start=1)
+            for i, (node_id, labels_, score, valid_from, happened, props_) in enumerate(rows, start=1)
         ]
         if corpus is not None and frequencies is not None:
             hits = rescore(corpus, text, frequencies.result(), hits, name)

@@ -66,6 +66,7 @@ def hybrid(
             vector_weight=plan.vector_weight,
             vector_norm=config.vector_norm or str(getattr(embedder, "fusion_vector_norm", "cosine")),
             rrf_k=config.rrf_k,
+            owned=True,  # the lists are this search's own
         )
     for h in hits:
         h.fused = h.score

@@ -34,9 +34,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 from importlib import resources
 from typing import Any
 
@@ -102,7 +102,7 @@ def _stem(word: str) -> str:
 
 def hit_text(properties: Mapping[str, Any]) -> str:
     """The node's own text: its string values, bookkeeping left out."""
-    return " ".join(v for k, v in properties.items() if isinstance(v, str) and k not in RESERVED_PROPERTIES)
+    return " ".join([v for k, v in properties.items() if isinstance(v, str) and k not in RESERVED_PROPERTIES])
 
 
 def features(hit: Hit, query_words: set[str], blank: float, text: str | None = None) -> tuple[float, ...]:
@@ -110,10 +110,14 @@ def features(hit: Hit, query_words: set[str], blank: float, text: str | None = N
     ``blank`` is the query's cosine to a blank text (``blank_cosine``); ``text`` the hit's
     ``hit_text`` when already taken."""
     text = hit_text(hit.properties) if text is None else text
+    return signals(hit.vector_score, hit.bm25_raw, text, query_words, blank)
+
+
+def signals(cosine: float, bm25_raw: float | None, text: str, query_words: set[str], blank: float) -> tuple[float, ...]:
+    """``features`` from a hit's cosine, raw BM25 score and text."""
     covered = coverage(query_words, text)
-    bm25 = min((hit.bm25_raw or 0.0) / len(query_words), BM25_CAP) if query_words else 0.0
+    bm25 = min((bm25_raw or 0.0) / len(query_words), BM25_CAP) if query_words else 0.0
     length = math.log1p(len(text))
-    cosine = hit.vector_score
     over_blank = cosine - blank if cosine else 0.0
     return (cosine, covered, cosine * covered, bm25, length * cosine, length, over_blank)
 
@@ -186,15 +190,26 @@ def assess(hits: Sequence[Hit], query: str, calibration: Calibration | None, bla
         return
     query_words = content_words(query)
     for hit in hits:
-        # The text is taken now: the properties may be narrowed to a caller's fields before
-        # the relevance is first read.
-        hit.assess_when_read(_relevance_of(hit, hit_text(hit.properties), query_words, blank, calibration))
+        # The scores and the properties are taken now (a caller's fields narrow a hit by giving it
+        # a new dict, never by changing this one), the text only when the relevance is read: a
+        # caller that keeps every hit never pays for it. The deferred reading holds no reference to
+        # the hit, so a hit is freed as soon as the search lets go of it (a hit referring to itself
+        # would wait for Python's cycle collector, whose full passes over a process's objects made
+        # a search's slowest times).
+        hit.assess_when_read(
+            partial(_relevance, calibration, hit.vector_score, hit.bm25_raw, hit.properties, query_words, blank)
+        )
 
 
-def _relevance_of(
-    hit: Hit, text: str, query_words: set[str], blank: float, calibration: Calibration
-) -> Callable[[], float]:
-    return lambda: round(calibration.relevance(features(hit, query_words, blank, text)), 4)
+def _relevance(
+    calibration: Calibration,
+    cosine: float,
+    bm25_raw: float | None,
+    properties: Mapping[str, Any],
+    query_words: set[str],
+    blank: float,
+) -> float:
+    return round(calibration.relevance(signals(cosine, bm25_raw, hit_text(properties), query_words, blank)), 4)
 
 
 def gate(hits: list[Hit], cut: float | None) -> tuple[list[Hit], Hit | None]:

@@ -13,7 +13,7 @@ from ..graph.allowlist import ALL_LABELS, SEARCHABLE_LABELS, quote
 from ..graph.guards import Caller, Guard, both, generic_guard, node_guard
 from ..graph.validity import event_time
 from ..logs import log_line
-from .graph_expansion import properties_of, visible
+from .graph_expansion import property_columns, visible_columns
 from .hits import Hit
 from .indexes import failing, index_name_ok, mark_failing, session_filtered, vector_indexes
 from .session_filter import session_clause
@@ -55,11 +55,11 @@ def vector_search(
     memo = (caller.account_id, session_id or "")
     known_bad = [t for t in targets if failing(t[1], *memo)]
     searchable = [t for t in targets if t not in known_bad]
-    props = properties_of("n") if properties else "null"
+    props = property_columns("n") if properties else "null"
     rows, failed = _search(db, searchable, guard.clause, session_id, params, memo, props)
     for target in known_bad + failed:
         branches = _exact_branches(target, guard.clause, session_id)
-        rows += db.read_packed(_vector_query(branches, guard.clause, session_id, props), _COLUMNS, **params)
+        rows += db.read_rows(_vector_query(branches, guard.clause, session_id, props), **params)
     return _ranked_lists(rows)
 
 
@@ -77,8 +77,8 @@ def _search(
     if not targets:
         return [], []
     try:
-        return db.read_packed(
-            _vector_query(_search_branches(targets, session_id), guard_clause, session_id, props), _COLUMNS, **params
+        return db.read_rows(
+            _vector_query(_search_branches(targets, session_id), guard_clause, session_id, props), **params
         ), []
     except neo4j.exceptions.DatabaseError:
         pass
@@ -86,10 +86,8 @@ def _search(
     failed: list[Target] = []
     for target in targets:  # find which index fails; the others answer as usual
         try:
-            rows += db.read_packed(
-                _vector_query(_search_branches([target], session_id), guard_clause, session_id, props),
-                _COLUMNS,
-                **params,
+            rows += db.read_rows(
+                _vector_query(_search_branches([target], session_id), guard_clause, session_id, props), **params
             )
         except neo4j.exceptions.DatabaseError as err:
             _note_failure(target, err, memo)
@@ -115,16 +113,16 @@ def _note_failure(target: Target, err: neo4j.exceptions.DatabaseError, memo: tup
 def _ranked_lists(rows: list) -> list[list[Hit]]:
     """One ranked list per query vector: the indexes' hits merged by score, one entry per node."""
     lists: dict[int, list[Hit]] = {}
-    for r in rows:
-        lists.setdefault(r["qi"], []).append(
+    for qi, node_id, labels, score, valid_from, happened, props in rows:
+        lists.setdefault(qi, []).append(
             Hit(
-                r["id"],
-                [x for x in r["labels"] if x != "Node"],
-                vector_score=_cosine(float(r["score"])),
-                valid_from=r["validFrom"],
-                happened=r["happened"],
-                properties={} if r["props"] is None else visible(r["props"]),
-                loaded=r["props"] is not None,
+                node_id,
+                labels,
+                vector_score=_cosine(float(score)),
+                valid_from=valid_from,
+                happened=happened,
+                properties={} if props is None else visible_columns(props),
+                loaded=props is not None,
             )
         )
     out = []
@@ -181,11 +179,12 @@ def _vector_query(branches: list[str], guard_clause: str, session_id: str | None
         WITH qi, {{vec: $vecs[qi]}} AS q
         CALL (q) {{ {" UNION ALL ".join(branches)} }}
         WITH qi, via, n, score WHERE {guard_clause} {session_clause(session_id)}
-        RETURN collect([qi, n.nodeId, labels(n), score, n.validFrom, {event_time("n")}, {props}]) AS rows
+        RETURN collect([qi, n.nodeId, {_LABELS}, score, n.validFrom, {event_time("n")}, {props}]) AS rows
     """
 
 
-_COLUMNS = ("qi", "id", "labels", "score", "validFrom", "happened", "props")
+# A row: qi, nodeId, labels (without Node), score, validFrom, event time, properties (or null).
+_LABELS = "[x IN labels(n) WHERE x <> 'Node']"
 
 
 def _cosine(index_score: float) -> float:
