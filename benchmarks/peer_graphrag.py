@@ -45,6 +45,7 @@ from maxy.embeddings import get_embedder, without_cache
 from maxy.evaluation.beir import ATTACHMENT_PREFIX, BeirData, ensure_corpus, eval_account, load_beir, run_queries
 from maxy.evaluation.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from maxy.graph.schema import apply_schema
+from maxy.heap import settle
 from maxy.search.lucene import escape_lucene
 
 try:
@@ -191,6 +192,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=None, help="first N judged queries (default: all)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="leave the heap as it is after the warm-up (the servers settle theirs: maxy.heap.settle)",
+    )
+    parser.add_argument(
         "--partial",
         action="store_true",
         help="development only: skip ensure_corpus and use the eval account as it is (figures are not comparable)",
@@ -239,6 +245,8 @@ def main() -> None:
             ]
             for run in runs:
                 run.search("warm up")  # version probe, query plans
+            if not args.no_settle:
+                settle("bench")  # as maxy serve and maxy mcp serve do once they are ready
             ids = list(data.qrels)
 
             def after_maxy(done: int, total: int) -> None:

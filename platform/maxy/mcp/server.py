@@ -751,9 +751,11 @@ def run_stdio(
 ) -> None:
     """Serve the tools of ``profiles`` of ``plugins`` over stdio until stdin closes. Raises
     BootGateError & co. before serving."""
+    from ..heap import settle
     from .stdio import serve_stdio
 
     with stdio_server_for(plugins, role, settings, profiles) as server:
+        settle("mcp")  # everything loaded: later collections skip it
         anyio.run(serve_stdio, server)  # like server.run_stdio_async, but a line it cannot decode is answered
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..config import Settings, load_settings
 from ..db import Database
+from ..heap import settle
 from ..logs import log_line
 from ..plugins.discovery import LoadedPlugin
 from .keys import ApiKeyStore
@@ -114,6 +115,7 @@ def create_app(
                 await stack.enter_async_context(run())
             for task in parts.background:
                 task.start()
+            settle("mcp-http")  # everything loaded: later collections skip it
             yield
         for task in parts.background:
             task.stop()
