@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "base",
         frozenset(
             "__init__ errors logs config envcheck spelling identifiers secrets textcheck fsfaults accounts db llm console "
-            "httpjson resources".split()
+            "httpjson heap resources".split()
         ),
     ),
     ("graph", frozenset("graph embeddings neo4j".split())),
