@@ -303,4 +303,5 @@ def test_stateless_replicas_share_sessions_spread_calls_and_sweep_once_a_round(
     revoke_api_key(data_root, record.key_id)
     refused = [httpx2.post(url + "/mcp", headers={"x-api-key": key}, json={}, timeout=30) for url in fleet.urls]
     assert [r.status_code for r in refused] == [401, 401, 401]
+    assert all("[mcp-http] heap-settled frozen=" in r.log.read_text() for r in fleet.replicas)  # maxy serve settled
     assert [fleet.problems(r.index) for r in fleet.replicas] == [[], [], []]

@@ -81,11 +81,14 @@ def create_app(
     profiles: Sequence[str] | None = None,
     routers: Sequence[Router] = ROUTERS,
     stateless: bool | None = None,
+    settle_heap: bool = False,
 ) -> Any:
     """The FastAPI app of ``maxy serve``: every router of ``routers`` mounted, ``/health`` and
     ``/health/live``, and ``/openapi.json`` and ``/docs`` describing them (``/mcp`` included).
     An API key is served the tool profiles it was made with, else ``profiles`` (all tools).
-    ``stateless`` (None: ``MAXY_MCP_STATELESS``): ``/mcp`` keeps no MCP session between requests."""
+    ``stateless`` (None: ``MAXY_MCP_STATELESS``): ``/mcp`` keeps no MCP session between requests.
+    ``settle_heap``: once started, settle the process's heap (:func:`maxy.heap.settle`); for the
+    process that serves the app (``maxy serve``), never for an application embedding it."""
     from fastapi import FastAPI
 
     from .. import __version__
@@ -115,7 +118,8 @@ def create_app(
                 await stack.enter_async_context(run())
             for task in parts.background:
                 task.start()
-            settle("mcp-http")  # everything loaded: later collections skip it
+            if settle_heap:
+                settle("mcp-http")  # everything loaded: later collections skip it
             yield
         for task in parts.background:
             task.stop()
@@ -205,7 +209,7 @@ def serve_http(
     served = tuple(profiles or (ALL,))
     settings = load_settings()
     stateless = settings.MAXY_MCP_STATELESS if stateless is None else stateless
-    app = create_app(plugins, settings, host=host, profiles=served, stateless=stateless)
+    app = create_app(plugins, settings, host=host, profiles=served, stateless=stateless, settle_heap=True)
     log_line(
         "mcp-http",
         "serve",
