@@ -18,7 +18,7 @@ from maxy.mcp.audit_retention import prune_tool_calls, schedule_retention
 from maxy.plugins.api import ToolContext
 
 from tests.cli_inprocess import maxy
-from tests.plugins_fixture.helpers import child_env, seed_conversation
+from tests.plugins_fixture.helpers import child_env, run_at_once, seed_conversation
 
 
 def _ctx(settings, db, account, *, days: int, session: str | None = None) -> ToolContext:
@@ -205,28 +205,11 @@ finish_prunes(db, timeout_s=60)
 
 
 def test_replicas_asking_at_once_prune_an_account_once(db, account, data_root: Path, linked) -> None:
-    import sys
-    import time
-
-    start = time.time() + 6
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _REPLICA_PRUNE, account.account_id, str(start)],
-            env=child_env(data_root),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
-    try:
-        errs = [p.communicate(timeout=120)[1] for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
+    outs = run_at_once(_REPLICA_PRUNE, [account.account_id], 3, data_root)
+    errs = [err for _, _, err in outs]
     name = f"audit-prune:{account.account_id}"
     try:
-        assert all(p.returncode == 0 for p in procs), errs
+        assert all(code == 0 for code, _, _ in outs), errs
         pruned = [line for err in errs for line in err.splitlines() if line.startswith("[audit] prune ")]
         assert len(pruned) == 1 and "trigger=auto" in pruned[0] and "tool-calls=2" in pruned[0], errs
         rounds = [line for err in errs for line in err.splitlines() if line.startswith(f"[lease] round name={name} ")]

@@ -5,8 +5,6 @@ against a plain model over arbitrary sequences of acquire, renew, release and ti
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -22,7 +20,7 @@ from maxy.graph import leases as leases_mod
 from maxy.graph.leases import Lease, Leases, replica_id, run_round
 
 from tests.hypothesis_profile import examples
-from tests.plugins_fixture.helpers import child_env
+from tests.plugins_fixture.helpers import run_at_once
 
 
 def _name(tag: str) -> str:
@@ -125,7 +123,7 @@ _PROCESS_RACE = """
 import json, sys, time
 from maxy.db import Database
 from maxy.graph.leases import Leases
-prefix, start, count = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+prefix, count, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 leases = Leases(Database())
 leases.db.read("RETURN 1 AS one")  # connected before the first slot
 won = []
@@ -139,25 +137,10 @@ print(json.dumps({"holder": leases.holder, "won": won}))
 
 def test_processes_asking_at_once_one_holds_each_round(db, data_root: Path) -> None:
     prefix, count = _name("procs"), 12
-    start = time.time() + 6  # every process imported and connected by then
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _PROCESS_RACE, prefix, str(start), str(count)],
-            env=child_env(data_root),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(4)
-    ]
+    outs = run_at_once(_PROCESS_RACE, [prefix, str(count)], 4, data_root)
     try:
-        outs = [p.communicate(timeout=120) for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
-    try:
-        assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
-        reports = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+        assert all(code == 0 for code, _, _ in outs), [err[-2000:] for _, _, err in outs]
+        reports = [json.loads(out.strip().splitlines()[-1]) for _, out, _ in outs]
         assert len({r["holder"] for r in reports}) == 4
         won = sorted(i for r in reports for i in r["won"])
         assert won == list(range(count)), reports  # each name once, none twice, none missing

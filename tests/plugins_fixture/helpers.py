@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -97,3 +99,28 @@ def child_env(data_root: Path, **pins: str | None) -> dict[str, str]:
 
 def text(result: Any) -> str:
     return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+def run_at_once(
+    script: str, args: list[str], count: int, data_root: Path, *, lead_s: float = 6
+) -> list[tuple[int, str, str]]:
+    """Run ``count`` Python processes of ``script`` (``python -c``) with ``args`` and the time,
+    ``lead_s`` seconds from now, at which each should start its work (by then every one has
+    imported and connected); returns each one's exit code, stdout and stderr."""
+    start = str(time.time() + lead_s)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, *args, start],
+            env=child_env(data_root),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(count)
+    ]
+    try:
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outs, strict=True)]
