@@ -148,13 +148,18 @@ def account_corpus(db: Database, account_id: str) -> Corpus | None:
     return corpus
 
 
+def _df_key(db: Database, account_id: str, stem: str) -> tuple:
+    """Where one stem's count among one account's nodes is cached."""
+    return ("df", db.uri, db.database, account_id, stem)
+
+
 def document_frequencies(db: Database, account_id: str, stems: dict[str, str]) -> dict[str, int]:
     """How many of the account's indexed nodes hold each stem (``stems``: stem -> a word of it),
     counted by the full-text index with the account required; cached per stem."""
     out: dict[str, int] = {}
     missing: list[dict[str, str]] = []
     for s, word in stems.items():
-        cached = _cache.get(("df", db.uri, db.database, account_id, s))
+        cached = _cache.get(_df_key(db, account_id, s))
         query = build_query(word, account_id=account_id)
         if isinstance(cached, int):
             out[s] = cached
@@ -176,7 +181,7 @@ def document_frequencies(db: Database, account_id: str, stems: dict[str, str]) -
         )
         for r in rows:
             out[r["stem"]] = int(r["df"])
-            _cache.put(("df", db.uri, db.database, account_id, r["stem"]), int(r["df"]))
+            _cache.put(_df_key(db, account_id, r["stem"]), int(r["df"]))
     return out
 
 
@@ -217,7 +222,7 @@ def counting(db: Database, account_id: str, query: str) -> Future[dict[str, int]
     finds the hits (on a pool of its own: the caller may itself be a search pool's task); when
     every word's count is cached, they are returned as they are, without a thread hand-off."""
     stems = query_stems(query)
-    cached = {s: _cache.get(("df", db.uri, db.database, account_id, s)) for s in stems}
+    cached = {s: _cache.get(_df_key(db, account_id, s)) for s in stems}
     if all(isinstance(v, int) for v in cached.values()):
         done: Future[dict[str, int]] = Future()
         done.set_result({s: int(v) for s, v in cached.items() if isinstance(v, int)})
