@@ -5,6 +5,7 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
+from maxy.search import account_bm25
 from maxy.search.account_bm25 import K1, B, Corpus, Scorer, idf, length, query_stems, stem
 
 # Words whose Porter stems end differently from the word (y -> i, dropped e, doubled consonants,
@@ -64,3 +65,38 @@ def test_a_rare_word_outweighs_a_common_one_and_length_tempers_frequency():
     assert scorer.score(short) > scorer.score(long) > 0
     assert scorer.score("nothing relevant here") == 0.0
     assert Scorer(corpus, {"cell": 0}).score("cell") == 0.0  # a word the account never holds weighs nothing
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_cached_statistic_is_fresh_then_stale_then_gone(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(account_bm25.time, "monotonic", clock)
+    cache = account_bm25._Expiring()
+    cache.put(("df", "w"), 7)
+    assert cache.lookup(("df", "w")) == (7, True)
+    clock.now += account_bm25.TTL_S
+    assert cache.lookup(("df", "w")) == (7, False)  # still used, to be counted again
+    clock.now += account_bm25.KEEP_S - account_bm25.TTL_S
+    assert cache.lookup(("df", "w")) == (None, False)
+    assert cache.lookup(("df", "never")) == (None, False)
+
+
+def test_one_refresh_per_key_at_a_time_and_none_writes_after_a_clear():
+    cache = account_bm25._Expiring()
+    mine, generation = cache.claim([("a",), ("b",)])
+    assert mine == [("a",), ("b",)]
+    assert cache.claim([("b",), ("c",)])[0] == [("c",)]  # b is being counted already
+    cache.release(mine)
+    assert cache.claim([("a",)])[0] == [("a",)]
+    cache.clear()
+    cache.put(("a",), 3, generation)  # a recount that began before the clear
+    assert cache.lookup(("a",)) == (None, False)
+    cache.put(("a",), 4)
+    assert cache.lookup(("a",)) == (4, True)

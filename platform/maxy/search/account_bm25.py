@@ -13,18 +13,24 @@ values ``relevance.hit_text`` reads; its words are matched to the query's by the
 stems, as the index's English analyzer stems them. An account that holds at least ``SHARE``
 of the index ranks by Lucene's figures, which are then mostly its own.
 
-The statistics are cached for ``TTL_S`` seconds per database and account, so a search pays for
-the counts of a word once in that time; they may lag a write by as much (they weigh words,
-they never decide what is visible: the guards filter the hits as before).
+Counted statistics are cached per database and account. For ``TTL_S`` seconds they are used as
+they are; after that, for up to ``KEEP_S``, a search still uses them and has them counted again
+beside it (once per word at a time), so only a word no search has met for ``KEEP_S`` is counted
+while a search waits. Counting a common word among a large account's nodes takes tens of
+milliseconds, and an agent's searches come in bursts with pauses between them, so recounting
+every word after each pause would cost most searches that. The statistics may lag a write by
+``TTL_S`` plus one recount (they weigh words, they never decide what is visible: the guards
+filter the hits as before).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,12 +40,14 @@ import snowballstemmer
 from ..db import Database
 from ..graph.allowlist import RESERVED_PROPERTIES
 from ..graph.schema import FULLTEXT_INDEX
+from ..logs import log_line
 from .hits import Hit
 from .lucene import MAX_TERMS, STOP_WORDS, build_query, escape_lucene
 from .relevance import hit_text
 
 SHARE = 0.5  # below this share of the index's nodes, an account ranks by its own statistics
-TTL_S = 300.0  # how long counted statistics are reused
+TTL_S = 300.0  # how long counted statistics are used as they are
+KEEP_S = 86_400.0  # how long they are still used, counted again beside the search
 SAMPLE = 1000  # nodes read for an account's average text length
 K1, B = 1.2, 0.75  # Lucene's BM25 defaults
 _WORD = re.compile(r"\w+")  # letters, digits and "_", as the standard tokenizer keeps "cell_type" whole
@@ -47,6 +55,9 @@ _MAX_ENTRIES = 200_000
 
 _porter = snowballstemmer.stemmer("porter")
 _counter = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25-stats")
+# Stale statistics are counted again one statement at a time: no search waits for them, and
+# they should take as little as they can from the searches running beside them.
+_recounter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25-recount")
 _stem_lock = threading.Lock()
 
 
@@ -72,31 +83,55 @@ def length(text: str) -> int:
 
 
 class _Expiring:
-    """A thread-safe map whose entries are forgotten ``TTL_S`` seconds after they were set."""
+    """A thread-safe map of counted statistics: an entry is fresh for ``TTL_S`` seconds after it
+    was set, stale until ``KEEP_S``, then gone. A refresh runs at most once per key at a time,
+    and one started before ``clear`` never writes after it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: dict[tuple, tuple[float, object]] = {}
+        self._refreshing: set[tuple] = set()
+        self._generation = 0
 
-    def get(self, key: tuple) -> object | None:
+    def lookup(self, key: tuple) -> tuple[object | None, bool]:
+        """``(value, fresh)``; ``(None, False)`` when the key was never set or has gone."""
         with self._lock:
             item = self._items.get(key)
-        if item is None or item[0] < time.monotonic():
-            return None
-        return item[1]
+        if item is None:
+            return None, False
+        age = time.monotonic() - item[0]
+        if age >= KEEP_S:
+            return None, False
+        return item[1], age < TTL_S
 
-    def put(self, key: tuple, value: object) -> None:
+    def put(self, key: tuple, value: object, generation: int | None = None) -> None:
+        """Set ``key``; with ``generation`` (from ``claim``), only if nothing was cleared since."""
         now = time.monotonic()
         with self._lock:
+            if generation is not None and generation != self._generation:
+                return
             if len(self._items) >= _MAX_ENTRIES:
-                self._items = {k: v for k, v in self._items.items() if v[0] >= now}
+                self._items = {k: v for k, v in self._items.items() if now - v[0] < KEEP_S}
                 if len(self._items) >= _MAX_ENTRIES:
                     self._items.clear()
-            self._items[key] = (now + TTL_S, value)
+            self._items[key] = (now, value)
+
+    def claim(self, keys: list[tuple]) -> tuple[list[tuple], int]:
+        """The keys of ``keys`` no refresh is running for, now marked as refreshing, and the
+        generation their new values must be put with."""
+        with self._lock:
+            mine = [k for k in keys if k not in self._refreshing]
+            self._refreshing.update(mine)
+            return mine, self._generation
+
+    def release(self, keys: list[tuple]) -> None:
+        with self._lock:
+            self._refreshing.difference_update(keys)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._generation += 1
 
 
 _cache = _Expiring()
@@ -105,6 +140,23 @@ _cache = _Expiring()
 def forget() -> None:
     """Drop every cached statistic (tests, and after a bulk change an operator wants seen now)."""
     _cache.clear()
+
+
+def _refresh_later(keys: list[tuple], recount: Callable[[int], object]) -> None:
+    """Run ``recount(generation)`` on the recounting thread for the ``keys`` no other refresh holds."""
+    mine, generation = _cache.claim(keys)
+    if not mine:
+        return
+
+    def run() -> None:
+        try:
+            recount(generation)
+        except Exception as err:  # noqa: BLE001 - the stale value stays; the next search tries again
+            log_line("bm25-stats", "recount-failed", level=logging.WARNING, error=type(err).__name__)
+        finally:
+            _cache.release(mine)
+
+    _recounter.submit(run)
 
 
 @dataclass(frozen=True)
@@ -118,9 +170,15 @@ class Corpus:
 def account_corpus(db: Database, account_id: str) -> Corpus | None:
     """The account's statistics when it holds less than ``SHARE`` of the index's nodes, else None."""
     key = ("corpus", db.uri, db.database, account_id)
-    cached = _cache.get(key)
-    if cached is not None:
-        return cached if isinstance(cached, Corpus) else None
+    cached, fresh = _cache.lookup(key)
+    if cached is None:
+        return _count_corpus(db, account_id, key, None)
+    if not fresh:
+        _refresh_later([key], lambda generation: _count_corpus(db, account_id, key, generation))
+    return cached if isinstance(cached, Corpus) else None
+
+
+def _count_corpus(db: Database, account_id: str, key: tuple, generation: int | None) -> Corpus | None:
     row = db.read(
         """
         CALL () { MATCH (n:Node {accountId: $a}) RETURN count(n) AS mine }
@@ -144,7 +202,7 @@ def account_corpus(db: Database, account_id: str) -> Corpus | None:
     corpus = None
     if row and row[0]["average"] is not None:
         corpus = Corpus(int(row[0]["mine"]), max(float(row[0]["average"]), 1.0))
-    _cache.put(key, corpus or False)  # False: counted, and the index's statistics apply
+    _cache.put(key, corpus or False, generation)  # False: counted, and the index's statistics apply
     return corpus
 
 
@@ -155,33 +213,55 @@ def _df_key(db: Database, account_id: str, stem: str) -> tuple:
 
 def document_frequencies(db: Database, account_id: str, stems: dict[str, str]) -> dict[str, int]:
     """How many of the account's indexed nodes hold each stem (``stems``: stem -> a word of it),
-    counted by the full-text index with the account required; cached per stem."""
-    out: dict[str, int] = {}
-    missing: list[dict[str, str]] = []
-    for s, word in stems.items():
-        cached = _cache.get(_df_key(db, account_id, s))
-        query = build_query(word, account_id=account_id)
-        if isinstance(cached, int):
-            out[s] = cached
-        elif query is None:  # nothing searchable in it ("___"): the index holds it nowhere
-            out[s] = 0
-        else:
-            missing.append({"stem": s, "q": query})
+    counted by the full-text index with the account required; cached per stem (a stale count is
+    used and counted again beside)."""
+    known, missing = _known(db, account_id, stems)
     if missing:
-        rows = db.read(
-            f"""
-            UNWIND $words AS w
-            CALL (w) {{
-              CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', w.q) YIELD node
-              RETURN count(node) AS df
-            }}
-            RETURN w.stem AS stem, df
-            """,
-            words=missing,
-        )
-        for r in rows:
-            out[r["stem"]] = int(r["df"])
-            _cache.put(_df_key(db, account_id, r["stem"]), int(r["df"]))
+        known.update(_count(db, account_id, missing, None))
+    return known
+
+
+def _known(db: Database, account_id: str, stems: dict[str, str]) -> tuple[dict[str, int], dict[str, str]]:
+    """The cached counts of ``stems`` and the stems still to count; a stale count is returned
+    and counted again on the pool."""
+    known: dict[str, int] = {}
+    missing: dict[str, str] = {}
+    stale: dict[str, str] = {}
+    for s, word in stems.items():
+        cached, fresh = _cache.lookup(_df_key(db, account_id, s))
+        if isinstance(cached, int):
+            known[s] = cached
+            if not fresh:
+                stale[s] = word
+        elif build_query(word, account_id=account_id) is None:  # nothing searchable ("___"): held nowhere
+            known[s] = 0
+        else:
+            missing[s] = word
+    if stale:
+        keys = [_df_key(db, account_id, s) for s in stale]
+        _refresh_later(keys, lambda generation: _count(db, account_id, stale, generation))
+    return known, missing
+
+
+def _count(db: Database, account_id: str, stems: dict[str, str], generation: int | None) -> dict[str, int]:
+    """Count ``stems`` among the account's nodes (one statement) and cache the counts."""
+    words = [{"stem": s, "q": build_query(word, account_id=account_id)} for s, word in stems.items()]
+    rows = db.read(
+        f"""
+        UNWIND $words AS w
+        CALL (w) {{
+          CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', w.q) YIELD node
+          RETURN count(node) AS df
+        }}
+        RETURN w.stem AS stem, df
+        """,
+        words=[w for w in words if w["q"] is not None],
+    )
+    out = {s: 0 for s in stems}
+    for r in rows:
+        out[r["stem"]] = int(r["df"])
+    for s, df in out.items():
+        _cache.put(_df_key(db, account_id, s), df, generation)
     return out
 
 
@@ -220,14 +300,14 @@ class Scorer:
 def counting(db: Database, account_id: str, query: str) -> Future[dict[str, int]]:
     """The document frequencies of ``query``'s words, counted beside the full-text query that
     finds the hits (on a pool of its own: the caller may itself be a search pool's task); when
-    every word's count is cached, they are returned as they are, without a thread hand-off."""
-    stems = query_stems(query)
-    cached = {s: _cache.get(_df_key(db, account_id, s)) for s in stems}
-    if all(isinstance(v, int) for v in cached.values()):
+    every word's count is cached, fresh or stale, they are returned as they are, without a
+    thread hand-off."""
+    known, missing = _known(db, account_id, query_stems(query))
+    if not missing:
         done: Future[dict[str, int]] = Future()
-        done.set_result({s: int(v) for s, v in cached.items() if isinstance(v, int)})
+        done.set_result(known)
         return done
-    return _counter.submit(document_frequencies, db, account_id, stems)
+    return _counter.submit(lambda: known | _count(db, account_id, missing, None))
 
 
 def rescore(corpus: Corpus, query: str, frequencies: dict[str, int], hits: Sequence[Hit], name: str) -> list[Hit]:
