@@ -156,7 +156,10 @@ def _refresh_later(keys: list[tuple], recount: Callable[[int], object]) -> None:
         finally:
             _cache.release(mine)
 
-    _recounter.submit(run)
+    try:
+        _recounter.submit(run)
+    except RuntimeError:  # the interpreter is shutting down: the stale value is all there is
+        _cache.release(mine)
 
 
 @dataclass(frozen=True)
