@@ -214,16 +214,6 @@ def _df_key(db: Database, account_id: str, stem: str) -> tuple:
     return ("df", db.uri, db.database, account_id, stem)
 
 
-def document_frequencies(db: Database, account_id: str, stems: dict[str, str]) -> dict[str, int]:
-    """How many of the account's indexed nodes hold each stem (``stems``: stem -> a word of it),
-    counted by the full-text index with the account required; cached per stem (a stale count is
-    used and counted again beside)."""
-    known, missing = _known(db, account_id, stems)
-    if missing:
-        known.update(_count(db, account_id, missing, None))
-    return known
-
-
 def _known(db: Database, account_id: str, stems: dict[str, str]) -> tuple[dict[str, int], dict[str, str]]:
     """The cached counts of ``stems`` and the stems still to count; a stale count is returned
     and counted again on the pool."""
