@@ -216,7 +216,7 @@ def _df_key(db: Database, account_id: str, stem: str) -> tuple:
 
 def _known(db: Database, account_id: str, stems: dict[str, str]) -> tuple[dict[str, int], dict[str, str]]:
     """The cached counts of ``stems`` and the stems still to count; a stale count is returned
-    and counted again on the pool."""
+    and counted again on the recounting thread."""
     known: dict[str, int] = {}
     missing: dict[str, str] = {}
     stale: dict[str, str] = {}
