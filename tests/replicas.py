@@ -13,7 +13,6 @@ MCP mode) passes ``env`` and ``args``: every replica gets them.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
@@ -30,20 +29,9 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.plugins_fixture.helpers import PINS
+from tests.plugins_fixture.helpers import child_env
 
-REPO = Path(__file__).resolve().parents[1]
 PROBLEM = re.compile(r"Traceback|Exception in ASGI application|\] (error|tool-crash)\b")
-
-
-def replica_env(data_root: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment without the pins, with the shared DATA_ROOT, and this
-    checkout's code first on the path (a worktree's, not an installed copy's)."""
-    env = {k: v for k, v in os.environ.items() if k not in PINS}
-    env["DATA_ROOT"] = str(data_root)
-    env["PYTHONPATH"] = os.pathsep.join(str(REPO / part) for part in ("platform", "plugins", ""))
-    env.update(extra or {})
-    return env
 
 
 def free_ports(count: int) -> list[int]:
@@ -97,7 +85,7 @@ class Replicas:
         self.data_root = Path(data_root)
         self.logs = Path(logs)
         self.count = count
-        self.env = replica_env(self.data_root, env)
+        self.env = child_env(self.data_root, **(env or {}))
         self.args = tuple(args)
         self.timeout_s = timeout_s
         self.replicas: list[Replica] = []

@@ -87,10 +87,12 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 
 
 def child_env(data_root: Path, **pins: str | None) -> dict[str, str]:
-    """The environment for a server subprocess: ours, the temp DATA_ROOT, exactly these pins."""
+    """The environment for a server subprocess: ours, the temp DATA_ROOT, exactly these pins (and
+    any other setting given the same way), and this checkout's code first on the path (a
+    worktree's, not an installed copy's)."""
     env = {k: v for k, v in os.environ.items() if k not in PINS}
     env["DATA_ROOT"] = str(data_root)
-    env["PYTHONPATH"] = os.pathsep.join([str(PLATFORM), str(REPO)])
+    env["PYTHONPATH"] = os.pathsep.join([str(PLATFORM), str(REPO / "plugins"), str(REPO)])
     for key, value in pins.items():
         if value is not None:
             env[key] = value
