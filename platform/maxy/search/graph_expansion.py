@@ -13,11 +13,12 @@ MAX_RELATED = 20
 HIDDEN_PROPERTIES = frozenset({"embedding", "accountId"})
 
 
-# Properties without the hidden ones, built server-side so embeddings never cross the wire.
-_PROPS = "[k IN keys({v}) WHERE NOT k IN ['embedding', 'accountId'] | [k, {v}[k]]]"
+# The visible property keys, filtered server-side so embeddings never cross the wire.
+_KEYS = "[k IN keys({v}) WHERE NOT k IN " + repr(sorted(HIDDEN_PROPERTIES)) + "]"
+# The properties as [key, value] pairs.
+_PROPS = "[k IN " + _KEYS + " | [k, {v}[k]]]"
 # The same as two lists, the keys and their values: two objects per node for Python to build
 # instead of one per property (the search paths read hundreds of nodes per search).
-_KEYS = "[k IN keys({v}) WHERE NOT k IN " + repr(sorted(HIDDEN_PROPERTIES)) + "]"
 _COLUMNS = "[" + _KEYS + ", [k IN " + _KEYS + " | {v}[k]]]"
 
 
