@@ -215,8 +215,8 @@ def _df_key(db: Database, account_id: str, stem: str) -> tuple:
 
 
 def _known(db: Database, account_id: str, stems: dict[str, str]) -> tuple[dict[str, int], dict[str, str]]:
-    """The cached counts of ``stems`` and the stems still to count; a stale count is returned
-    and counted again on the recounting thread."""
+    """The cached counts of ``stems`` and the stems still to count, each with the Lucene query
+    that counts it; a stale count is returned and counted again on the recounting thread."""
     known: dict[str, int] = {}
     missing: dict[str, str] = {}
     stale: dict[str, str] = {}
@@ -226,19 +226,23 @@ def _known(db: Database, account_id: str, stems: dict[str, str]) -> tuple[dict[s
             known[s] = cached
             if not fresh:
                 stale[s] = word
-        elif build_query(word, account_id=account_id) is None:  # nothing searchable ("___"): held nowhere
+            continue
+        query = build_query(word, account_id=account_id)
+        if query is None:  # nothing searchable ("___"): the index holds it nowhere
             known[s] = 0
         else:
-            missing[s] = word
+            missing[s] = query
     if stale:
-        keys = [_df_key(db, account_id, s) for s in stale]
-        _refresh_later(keys, lambda generation: _count(db, account_id, stale, generation))
+        # each was counted before, so each has a query
+        queries = {s: q for s, word in stale.items() if (q := build_query(word, account_id=account_id)) is not None}
+        keys = [_df_key(db, account_id, s) for s in queries]
+        _refresh_later(keys, lambda generation: _count(db, account_id, queries, generation))
     return known, missing
 
 
-def _count(db: Database, account_id: str, stems: dict[str, str], generation: int | None) -> dict[str, int]:
-    """Count ``stems`` among the account's nodes (one statement) and cache the counts."""
-    words = [{"stem": s, "q": build_query(word, account_id=account_id)} for s, word in stems.items()]
+def _count(db: Database, account_id: str, queries: dict[str, str], generation: int | None) -> dict[str, int]:
+    """Count each stem among the account's nodes with its Lucene query (one statement for all)
+    and cache the counts."""
     rows = db.read(
         f"""
         UNWIND $words AS w
@@ -248,11 +252,9 @@ def _count(db: Database, account_id: str, stems: dict[str, str], generation: int
         }}
         RETURN w.stem AS stem, df
         """,
-        words=[w for w in words if w["q"] is not None],
+        words=[{"stem": s, "q": q} for s, q in queries.items()],
     )
-    out = {s: 0 for s in stems}
-    for r in rows:
-        out[r["stem"]] = int(r["df"])
+    out = {str(r["stem"]): int(r["df"]) for r in rows}
     for s, df in out.items():
         _cache.put(_df_key(db, account_id, s), df, generation)
     return out
