@@ -3,6 +3,7 @@ the data's health (``data_health``), with notes that need no action to stay heal
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from .accounts import validate_account
@@ -114,8 +115,6 @@ def background_rounds(db: Any, account_id: str | None) -> list[dict[str, Any]]:
 
 
 def _iso(epoch_ms: int | None) -> str | None:
-    from datetime import UTC, datetime
-
     return None if epoch_ms is None else datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
 
 
