@@ -37,6 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.replicas: the replicas' harness
 
+from concurrency import percentile, text_of  # the same figures as the one-server benchmark
 from maxy.accounts import create_account, validate_account
 from maxy.config import load_settings
 from maxy.db import Database
@@ -50,17 +51,6 @@ from tests.replicas import Replicas, mcp_session
 
 KINDS = ("read", "write")
 GET_BATCH = 50  # memory-get's most ids per call
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))]  # nearest rank
-
-
-def text_of(result: Any) -> str:
-    return "\n".join(getattr(b, "text", "") for b in result.content)
 
 
 # -- the clients -----------------------------------------------------------------------
